@@ -1,0 +1,1 @@
+from .scicode import SciCodeDataset, Problem, Step  # noqa: F401

@@ -1,0 +1,173 @@
+"""SciCode problems and steps, read from the official JSONL files."""
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Optional
+
+from ..errors import ConfigError, DataError
+from .files import DEFAULT_DATA_DIR, prepare_data
+
+SPLITS = {
+    'validation': ('problems_dev.jsonl',),
+    'test': ('problems_all.jsonl',),
+    # Same order as the official harness when it adds the dev problems.
+    'all': ('problems_all.jsonl', 'problems_dev.jsonl'),
+}
+# Steps whose code is given by the benchmark: never generated, never scored,
+# but part of the code that later steps build on.
+PREFILLED_STEPS = frozenset({'13.6', '62.1', '76.3'})
+
+TEMPLATE_WITH_BACKGROUND = 'multistep_template.txt'
+TEMPLATE_WITHOUT_BACKGROUND = 'background_comment_template.txt'
+
+
+@dataclass(frozen=True)
+class Step:
+    step_id: str            # official step_number, e.g. "10.3"
+    index: int              # 1-based position within its problem
+    description: str
+    background: str
+    function_header: str
+    return_line: str
+    test_cases: tuple
+    ground_truth_code: Optional[str] = None
+
+    @property
+    def prefilled(self):
+        return self.step_id in PREFILLED_STEPS
+
+
+@dataclass(frozen=True)
+class Problem:
+    problem_id: str
+    name: str
+    dependencies: str
+    steps: tuple
+    source: str = ''        # which JSONL file it came from
+
+    @property
+    def scored_steps(self):
+        return [s for s in self.steps if not s.prefilled]
+
+
+def _parse_problem(record, source):
+    steps = []
+    for index, raw in enumerate(record['sub_steps'], start=1):
+        steps.append(Step(
+            step_id=str(raw['step_number']),
+            index=index,
+            description=raw['step_description_prompt'],
+            background=raw.get('step_background') or '',
+            function_header=raw['function_header'],
+            return_line=raw['return_line'],
+            test_cases=tuple(raw['test_cases']),
+            ground_truth_code=raw.get('ground_truth_code'),
+        ))
+    return Problem(
+        problem_id=str(record['problem_id']),
+        name=record.get('problem_name', ''),
+        dependencies=record['required_dependencies'],
+        steps=tuple(steps),
+        source=source,
+    )
+
+
+def read_jsonl(path):
+    with open(path, encoding='utf-8') as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+@dataclass
+class SciCodeDataset:
+    """One split of SciCode, optionally restricted to some problems.
+
+    `with_bg` only changes prompts; it is kept here so one object describes
+    one dataset entry of a config.
+    """
+    path: str = DEFAULT_DATA_DIR
+    split: str = 'validation'
+    with_bg: bool = False
+    sample_ids: Optional[list] = None
+    h5py_file: Optional[str] = None
+    verify_sha256: bool = True
+    prepare: bool = True
+    abbr: Optional[str] = None
+    _problems: list = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.split not in SPLITS:
+            raise ConfigError(f'unknown split {self.split!r}', key='split',
+                              fix=f'use one of {", ".join(map(repr, SPLITS))}')
+        if self.abbr is None:
+            self.abbr = default_dataset_abbr(self.split, self.with_bg)
+
+    @property
+    def data_dir(self):
+        return Path(self.path)
+
+    def ensure_files(self, allow_download=True):
+        if self.prepare:
+            prepare_data(self.data_dir, allow_download=allow_download,
+                         verify=self.verify_sha256)
+        else:
+            from .files import missing_files, how_to_stage
+            if missing_files(self.data_dir):
+                raise DataError(f'{self.data_dir}/ is incomplete.\n  ' + how_to_stage(self.data_dir))
+
+    @property
+    def problems(self):
+        if self._problems is None:
+            self._problems = self._load()
+        return self._problems
+
+    def _load(self):
+        self.ensure_files()
+        problems = []
+        for name in SPLITS[self.split]:
+            for record in read_jsonl(self.data_dir / name):
+                problems.append(_parse_problem(record, name))
+        if self.sample_ids is None:
+            return problems
+        wanted = [str(pid) for pid in self.sample_ids]
+        known = {p.problem_id for p in problems}
+        unknown = [pid for pid in wanted if pid not in known]
+        if unknown:
+            raise ConfigError(
+                f'problem id(s) {", ".join(unknown)} are not in split {self.split!r}',
+                key='sample_ids',
+                fix=f'pick ids from: {", ".join(sorted(known, key=_id_key))}')
+        keep = set(wanted)
+        return [p for p in problems if p.problem_id in keep]
+
+    @cached_property
+    def template(self):
+        name = TEMPLATE_WITH_BACKGROUND if self.with_bg else TEMPLATE_WITHOUT_BACKGROUND
+        self.ensure_files()
+        return (self.data_dir / name).read_text(encoding='utf-8')
+
+    def prefilled_file(self, step_id):
+        self.ensure_files()
+        return (self.data_dir / f'{step_id}.txt').read_text(encoding='utf-8')
+
+    def problem(self, problem_id):
+        for p in self.problems:
+            if p.problem_id == problem_id:
+                return p
+        raise KeyError(problem_id)
+
+    @property
+    def scored_step_count(self):
+        return sum(len(p.scored_steps) for p in self.problems)
+
+    @property
+    def has_gold_code(self):
+        return all(s.ground_truth_code is not None for p in self.problems for s in p.scored_steps)
+
+
+def _id_key(pid):
+    return (0, int(pid)) if pid.isdigit() else (1, pid)
+
+
+def default_dataset_abbr(split, with_bg):
+    return f'scicode_{split}' + ('_with_background' if with_bg else '')

@@ -1,0 +1,31 @@
+"""Errors that carry enough context for the user to fix their input."""
+
+
+class UserFacingError(Exception):
+    """An error whose message is meant to be shown to the user as is."""
+
+
+class ConfigError(UserFacingError):
+    """A config file asks for something that cannot work.
+
+    The message names the file, the key and what to do about it.
+    """
+
+    def __init__(self, message, file=None, key=None, fix=None):
+        self.file = file
+        self.key = key
+        self.fix = fix
+        parts = []
+        if file:
+            parts.append(str(file))
+        if key:
+            parts.append(f'key `{key}`')
+        where = ': '.join(parts)
+        text = f'{where}: {message}' if where else message
+        if fix:
+            text += f'\n  fix: {fix}'
+        super().__init__(text)
+
+
+class DataError(UserFacingError):
+    """The benchmark data is missing, incomplete or not the official one."""

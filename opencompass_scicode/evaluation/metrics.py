@@ -1,0 +1,52 @@
+"""SciCode metrics from per-step records.
+
+Denominators are the whole dataset (split and sample_ids): a step with no
+record counts as failed. Prefilled steps are left out of both sides.
+"""
+
+
+def missing_record(step):
+    return {'step_id': step.step_id, 'status': 'parse_error', 'returncode': None,
+            'duration_s': 0.0, 'stdout': '', 'stderr': '',
+            'message': 'no prediction for this step'}
+
+
+def skipped_record(step):
+    return {'step_id': step.step_id, 'status': 'skipped', 'returncode': None,
+            'duration_s': 0.0, 'stdout': '', 'stderr': '',
+            'message': 'prefilled step: code given by the benchmark, not scored'}
+
+
+def percent(num, den):
+    return round(100.0 * num / den, 4) if den else 0.0
+
+
+def score(problems, records):
+    """`records` maps step_id -> record. Returns the metric part of a results file."""
+    per_problem = []
+    solved = correct_steps = scored_steps = 0
+    for problem in problems:
+        steps, correct, total = [], 0, 0
+        for step in problem.steps:
+            if step.prefilled:
+                steps.append(skipped_record(step))
+                continue
+            record = records.get(step.step_id) or missing_record(step)
+            steps.append(record)
+            total += 1
+            correct += record['status'] == 'pass'
+        problem_correct = total > 0 and correct == total
+        solved += problem_correct
+        correct_steps += correct
+        scored_steps += total
+        per_problem.append({'problem_id': problem.problem_id, 'problem_correct': problem_correct,
+                            'total_correct': correct, 'total_steps': total, 'steps': steps})
+    return {
+        'main_problem_resolve_rate': percent(solved, len(problems)),
+        'subproblem': percent(correct_steps, scored_steps),
+        'main_problem_resolved': solved,
+        'main_problem_total': len(problems),
+        'subproblem_correct': correct_steps,
+        'subproblem_total': scored_steps,
+        'problems': per_problem,
+    }

@@ -1,0 +1,50 @@
+"""What every model offers the inference loop."""
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+@dataclass
+class GenerationRequest:
+    problem: Any            # datasets.Problem
+    step: Any               # datasets.Step
+    prompt: str
+    with_bg: bool
+    split: str
+
+
+@dataclass
+class Generation:
+    text: str = ''                       # raw response
+    program: Optional[str] = None        # a complete program to run verbatim, if the model gives one
+    error: Optional[str] = None          # the model could not answer
+    finish_reason: Optional[str] = None
+    reasoning: Optional[str] = None
+    usage: dict = field(default_factory=dict)
+
+
+class BaseModel:
+    """Subclasses implement `generate` (blocking) or `agenerate` (async).
+
+    `needs_prior_code`: later prompts embed this model's earlier code, so a
+    step without code stops the rest of its problem (official behaviour).
+    """
+
+    needs_prior_code = True
+    max_concurrency = 8
+
+    def __init__(self, abbr=None):
+        self.abbr = abbr or type(self).__name__.replace('Model', '').lower() or 'model'
+
+    def settings(self):
+        """Everything that changes this model's answers (no secrets), for fingerprints."""
+        return {'type': type(self).__name__}
+
+    def check_dataset(self, dataset):
+        """Raise ConfigError if this model cannot run on `dataset`."""
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        raise NotImplementedError
+
+    async def agenerate(self, request: GenerationRequest) -> Generation:
+        return await asyncio.to_thread(self.generate, request)

@@ -1,0 +1,17 @@
+from .base import BaseModel, Generation
+
+DEFAULT_RESPONSE = '```python\ndef placeholder():\n    return None\n```'
+
+
+class DummyModel(BaseModel):
+    """Gives the same fixed answer to every step; scores 0 on a sound harness."""
+
+    def __init__(self, abbr='dummy', response=DEFAULT_RESPONSE):
+        super().__init__(abbr)
+        self.response = response
+
+    def settings(self):
+        return {'type': 'DummyModel', 'response': self.response}
+
+    def generate(self, request):
+        return Generation(text=self.response)

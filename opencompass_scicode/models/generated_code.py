@@ -1,0 +1,42 @@
+from pathlib import Path
+
+from ..errors import ConfigError
+from .base import BaseModel, Generation
+
+
+class GeneratedCodeModel(BaseModel):
+    """Scores code produced elsewhere, in the official generator's layout.
+
+    `path` holds `<problem_id>.<step_index>.py` (or `..._0.py`), each the
+    complete program for that step: dependencies, earlier steps, this step.
+    The evaluator runs each file verbatim with the tests appended.
+    """
+
+    needs_prior_code = False
+
+    def __init__(self, path, abbr=None):
+        super().__init__(abbr or Path(path).name or 'generated')
+        self.path = Path(path)
+
+    def settings(self):
+        return {'type': 'GeneratedCodeModel', 'path': str(self.path)}
+
+    def check_dataset(self, dataset):
+        if not self.path.is_dir():
+            raise ConfigError(f'GeneratedCodeModel directory {self.path} does not exist',
+                              key='path', fix='point `path` at the directory of generated .py files')
+
+    def file_for(self, problem_id, step_index):
+        for name in (f'{problem_id}.{step_index}.py', f'{problem_id}.{step_index}_0.py'):
+            candidate = self.path / name
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def generate(self, request):
+        found = self.file_for(request.problem.problem_id, request.step.index)
+        if found is None:
+            return Generation(error=f'no file {request.problem.problem_id}.{request.step.index}.py '
+                                    f'in {self.path}')
+        program = found.read_text(encoding='utf-8')
+        return Generation(text=program, program=program)

@@ -1,0 +1,25 @@
+from ..errors import ConfigError
+from .base import BaseModel, Generation
+
+
+class ReferenceModel(BaseModel):
+    """Answers every step with its gold code: checks the harness without a model.
+
+    Only the validation split ships gold code.
+    """
+
+    def __init__(self, abbr='reference'):
+        super().__init__(abbr)
+
+    def check_dataset(self, dataset):
+        if dataset.split != 'validation':
+            raise ConfigError(
+                f'ReferenceModel needs gold code, which only the validation split has '
+                f'(dataset {dataset.abbr!r} uses split {dataset.split!r})',
+                key='split', fix="use split='validation' for this model, or another model")
+
+    def generate(self, request):
+        code = request.step.ground_truth_code
+        if code is None:
+            return Generation(error=f'step {request.step.step_id} has no gold code')
+        return Generation(text=f'```python\n{code}\n```')

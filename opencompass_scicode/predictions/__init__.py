@@ -1,0 +1,1 @@
+from .store import PredictionStore, fingerprint  # noqa: F401

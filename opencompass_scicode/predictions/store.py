@@ -1,0 +1,53 @@
+"""Per-step prediction records, one JSON object per line, appended as they arrive.
+
+Appending and flushing each record means a crash loses at most the steps in
+flight. When a step appears more than once, the last record wins (a retried
+step is appended again).
+"""
+import hashlib
+import json
+import os
+from pathlib import Path
+
+
+def fingerprint(obj):
+    blob = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode('utf-8')).hexdigest()[:16]
+
+
+class PredictionStore:
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def exists(self):
+        return self.path.is_file()
+
+    def load(self):
+        """step_id -> latest record. A torn last line (crash mid-write) is ignored."""
+        records = {}
+        if not self.path.is_file():
+            return records
+        with open(self.path, encoding='utf-8') as fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                records[record['step_id']] = record
+        return records
+
+    def append(self, record):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(record, ensure_ascii=False) + '\n'
+        with open(self.path, 'a', encoding='utf-8') as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def digest(self):
+        if not self.path.is_file():
+            return None
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]

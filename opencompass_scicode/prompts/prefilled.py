@@ -1,0 +1,56 @@
+"""Code of the three prefilled steps (13.6, 62.1, 76.3) and of earlier steps.
+
+`official`: what the official generator inserts. It looks up the name from
+the step's function header (the first `def` it finds, so `__init__` for the
+two class steps) and keeps only that definition, re-rendered by `ast.unparse`.
+Later steps that need the whole class then fail unless the model redefines it.
+`full`: the whole file, which is what the benchmark authors meant.
+"""
+import ast
+import re
+
+PREFILLED_MODES = ('official', 'full')
+
+
+def header_name(function_header):
+    match = re.search(r'\bdef\s+(\w+)\s*\(', function_header)
+    if match is None:
+        match = re.search(r'\bclass\s+(\w+)\s*\(', function_header)
+    if match is None:
+        raise ValueError('no function or class name in header')
+    return match.group(1)
+
+
+def first_definition(source, name):
+    """Source of the first def/class called `name`, in ast.walk (breadth-first) order."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return ast.unparse(node)
+    return None
+
+
+def prefilled_code(step, file_text, mode):
+    if mode == 'full':
+        return file_text
+    if mode == 'official':
+        return first_definition(file_text, header_name(step.function_header))
+    raise ValueError(f'unknown prefilled_mode {mode!r}; use one of {PREFILLED_MODES}')
+
+
+def code_chain(problem, upto_index, codes_by_step, prefilled_text, mode):
+    """Code of steps 1..upto_index-1, the model's own code except for prefilled steps.
+
+    `codes_by_step` maps step_id -> extracted code (None if the model gave none);
+    `prefilled_text(step_id)` returns the prefilled file's text.
+    """
+    chain = []
+    for step in problem.steps[:upto_index - 1]:
+        if step.prefilled:
+            chain.append(prefilled_code(step, prefilled_text(step.step_id), mode))
+        else:
+            chain.append(codes_by_step.get(step.step_id))
+    return chain

@@ -1,0 +1,1 @@
+"""Test-process stand-in for the official `scicode` package (see ../README.md)."""

@@ -1,0 +1,99 @@
+"""Regenerated validation targets: run the gold code on each test and keep what it compares.
+
+The official targets file cannot be downloaded from our machines. For the
+validation split (which ships gold code) the targets can be rebuilt: every
+dev test compares some expression against `target`; running the gold code
+and recording that expression gives the value the official file holds, up to
+non-determinism in the gold code itself. Results using them say so.
+"""
+import json
+import os
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from importlib.metadata import version
+from pathlib import Path
+
+import h5py
+
+from ..evaluation.executor import SubprocessExecutor
+from ..evaluation.program import SIMPS_SHIM, code_prefix, needs_simps_shim
+from ..inference.extract import strip_imports
+from ..predictions import fingerprint
+from ..prompts import code_chain
+from .capture import RECORDER, CaptureError, capture_test
+
+REGENERATOR_VERSION = 1
+
+
+def cache_key(dataset):
+    from ..datasets.files import sha256_of
+    libs = {name: version(name) for name in ('numpy', 'scipy', 'sympy', 'h5py')}
+    return fingerprint({'data': sha256_of(dataset.data_dir / 'problems_dev.jsonl'),
+                        'libs': libs, 'python': sys.version_info[:2],
+                        'regenerator': REGENERATOR_VERSION, 'mode': 'official'})
+
+
+def cache_path(dataset):
+    return dataset.data_dir / 'regenerated' / f'validation_targets_{cache_key(dataset)}.h5'
+
+
+def regeneration_program(problem, step, prefilled_text, out_path):
+    gold = {s.step_id: strip_imports(s.ground_truth_code or '') for s in problem.steps}
+    prior = code_chain(problem, step.index, gold, prefilled_text, 'official')
+    parts = [code_prefix(problem.dependencies, [c or '' for c in prior], gold[step.step_id]),
+             '\n\nfrom opencompass_scicode.targets.recorder import TargetRecorder\n',
+             f'__recorder = TargetRecorder({str(out_path)!r}, {step.step_id!r}, {len(step.test_cases)})\n',
+             f'{RECORDER} = __recorder.record\n']
+    for index, test in enumerate(step.test_cases):
+        source, _ = capture_test(test)
+        parts.append(f'__recorder.begin({index})\n{source}\n')
+    parts.append('__recorder.finish()\n')
+    program = ''.join(parts)
+    return SIMPS_SHIM + program if needs_simps_shim(program) else program
+
+
+def _log(msg):
+    print(f'[targets] {msg}', file=sys.stderr, flush=True)
+
+
+def regenerate(dataset, out_path, max_workers=None, timeout=1800, progress=None):
+    """Build the targets file for every step of `dataset` that has gold code.
+
+    Returns a report {step_id: 'ok' | error text}. Steps that fail are left
+    out of the file, so evaluating them gives `eval_error`, never a pass.
+    """
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    steps = [(p, s) for p in dataset.problems for s in p.scored_steps if s.ground_truth_code]
+    executor = SubprocessExecutor(timeout=timeout, max_output_bytes=8 * 1024)
+    report = {}
+    with tempfile.TemporaryDirectory(prefix='scicode-regen-') as tmp:
+        def run_one(problem, step):
+            part = Path(tmp) / f'{step.step_id}.h5'
+            try:
+                program = regeneration_program(problem, step, dataset.prefilled_file, part)
+            except CaptureError as exc:
+                return f'cannot capture targets: {exc}'
+            result = executor.run(program, targets_path=None)
+            if result.returncode != 0 or not part.is_file():
+                why = 'timed out' if result.timed_out else result.stderr.strip()[-2000:]
+                return f'gold code failed: {why}'
+            return 'ok'
+
+        with ThreadPoolExecutor(max_workers=max_workers or os.cpu_count() or 1) as pool:
+            futures = {pool.submit(run_one, p, s): s.step_id for p, s in steps}
+            for future in as_completed(futures):
+                report[futures[future]] = future.result()
+                if progress:
+                    progress(len(report), len(steps))
+        partial = out_path.with_suffix('.partial')
+        with h5py.File(partial, 'w') as out:
+            for step_id in sorted(report):
+                if report[step_id] == 'ok':
+                    with h5py.File(Path(tmp) / f'{step_id}.h5', 'r') as src:
+                        src.copy(src[step_id], out, name=step_id)
+            out.attrs['kind'] = 'regenerated'
+        os.replace(partial, out_path)
+    out_path.with_suffix('.json').write_text(json.dumps(report, indent=1, sort_keys=True))
+    return report
