@@ -12,6 +12,7 @@ class ConfigError(UserFacingError):
     """
 
     def __init__(self, message, file=None, key=None, fix=None):
+        self.message = message
         self.file = file
         self.key = key
         self.fix = fix
@@ -29,3 +30,12 @@ class ConfigError(UserFacingError):
 
 class DataError(UserFacingError):
     """The benchmark data is missing, incomplete or not the official one."""
+
+    def within(self, key=None, file=None):
+        """The same error seen from an enclosing key and/or file."""
+        inner = self.key
+        if key and inner and not inner.startswith(key):
+            inner = f'{key}.{inner}'
+        elif key and not inner:
+            inner = key
+        return ConfigError(self.message, file=self.file or file, key=inner, fix=self.fix)

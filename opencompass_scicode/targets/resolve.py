@@ -75,7 +75,7 @@ def resolve_targets(dataset, regenerate_missing=True, progress=None):
     if kind == 'official':
         if not _official_sha_matches(path):
             kind = 'custom'
-        return Targets(kind, path, frozenset(step_ids_in(path)))
+        return Targets(kind, Path(path).resolve(), frozenset(step_ids_in(path)))
     return _regenerated(dataset, path, regenerate_missing, progress)
 
 
@@ -96,4 +96,4 @@ def _regenerated(dataset, path, regenerate_missing, progress):
                   f'code into {path} (once; cached)', file=sys.stderr, flush=True)
             regenerate(full, path, progress=progress)
         report = json.loads(report_path.read_text()) if report_path.is_file() else None
-    return Targets('regenerated', path, frozenset(step_ids_in(path)), report)
+    return Targets('regenerated', path.resolve(), frozenset(step_ids_in(path)), report)

@@ -1,0 +1,1 @@
+from .naive import NaivePartitioner  # noqa: F401

@@ -1,0 +1,1 @@
+from .local import LocalRunner, TaskStatus  # noqa: F401

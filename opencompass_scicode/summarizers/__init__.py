@@ -1,0 +1,1 @@
+from .scicode import SciCodeSummarizer  # noqa: F401

@@ -1,0 +1,176 @@
+"""Lays out results: one row per model; without and with background side by side.
+
+Each cell is `rate (correct/total)`. `-` means not run, `failed` means the
+task that should have produced it failed. The kind of targets is shown per
+dataset group, because regenerated targets are not the official ones.
+"""
+import csv
+import io
+import json
+from collections import OrderedDict
+
+from tabulate import tabulate
+
+from ..config.validate import dataset_abbr, model_abbr
+
+MISSING, FAILED = '-', 'failed'
+
+
+def _group_key(ds):
+    ids = ds.get('sample_ids')
+    return (ds.get('split', 'validation'), tuple(str(i) for i in ids) if ids else None,
+            ds.get('path', 'data/scicode'))
+
+
+def group_datasets(datasets):
+    """[(label, {'without': abbr|None, 'with': abbr|None})], pairing by split and sample_ids."""
+    groups = OrderedDict()
+    for ds in datasets:
+        side = 'with' if ds.get('with_bg') else 'without'
+        key = _group_key(ds)
+        abbr = dataset_abbr(ds)
+        # A second dataset for the same side gets a group of its own.
+        while key in groups and groups[key][side] is not None:
+            key = key + (abbr,)
+        groups.setdefault(key, {'without': None, 'with': None, 'label': None})
+        groups[key][side] = abbr
+        if side == 'without' or groups[key]['label'] is None:
+            groups[key]['label'] = abbr.replace('_with_background', '')
+    return [(g.pop('label'), g) for g in groups.values()]
+
+
+def _cell(results, metric):
+    if metric == 'main':
+        return (f'{results["main_problem_resolve_rate"]:.1f} '
+                f'({results["main_problem_resolved"]}/{results["main_problem_total"]})')
+    return f'{results["subproblem"]:.1f} ({results["subproblem_correct"]}/{results["subproblem_total"]})'
+
+
+class SciCodeSummarizer:
+    """plot: also save a bar chart next to the tables."""
+
+    SIDES = (('without', 'w/o bg'), ('with', 'w/ bg'))
+    METRICS = (('main', 'main'), ('sub', 'sub-steps'))
+
+    def __init__(self, plot=True):
+        self.plot = plot
+
+    def collect(self, cfg, run_dir):
+        status = run_dir.load_status()
+        table = {}
+        for model in cfg['models']:
+            m = model_abbr(model)
+            for ds in cfg['datasets']:
+                d = dataset_abbr(ds)
+                path = run_dir.results_path(m, d)
+                failed = any(status.get(f'{stage}/{m}/{d}', {}).get('state') in ('failed', 'interrupted')
+                             for stage in ('infer', 'eval'))
+                results = None
+                if path.is_file() and not status.get(f'eval/{m}/{d}', {}).get('state') == 'failed':
+                    results = json.loads(path.read_text())
+                table[m, d] = results if results else (FAILED if failed else MISSING)
+        return table
+
+    def rows(self, cfg, run_dir):
+        groups = group_datasets(cfg['datasets'])
+        collected = self.collect(cfg, run_dir)
+        header = ['model']
+        for label, _ in groups:
+            prefix = f'{label} ' if len(groups) > 1 else ''
+            header.append(f'{prefix}targets')
+            for _, side_name in self.SIDES:
+                for _, metric_name in self.METRICS:
+                    header.append(f'{prefix}{metric_name} {side_name}')
+        body = []
+        for model in cfg['models']:
+            m = model_abbr(model)
+            row = [m]
+            for _, members in groups:
+                kinds = set()
+                cells = []
+                for side, _ in self.SIDES:
+                    abbr = members[side]
+                    value = collected.get((m, abbr), MISSING) if abbr else MISSING
+                    for metric, _ in self.METRICS:
+                        cells.append(_cell(value, metric) if isinstance(value, dict) else value)
+                    if isinstance(value, dict):
+                        kinds.add(value.get('targets', '?'))
+                row.append('/'.join(sorted(kinds)) or MISSING)
+                row.extend(cells)
+            body.append(row)
+        return header, body, collected, groups
+
+    def summarize(self, cfg, run_dir, echo=True):
+        header, body, collected, groups = self.rows(cfg, run_dir)
+        notes = self._notes(collected)
+        title = 'SciCode results: ' + ', '.join(label for label, _ in groups)
+        text = title + '\n\n' + tabulate(body, headers=header, tablefmt='simple', disable_numparse=True)
+        txt = text + ('\n\n' + '\n'.join(notes) if notes else '') + '\n'
+        run_dir.summary_path('txt').write_text(txt, encoding='utf-8')
+        md = f'## {title}\n\n' + tabulate(body, headers=header, tablefmt='github', disable_numparse=True)
+        run_dir.summary_path('md').write_text(md + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
+                                              + '\n', encoding='utf-8')
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        writer.writerow(header)
+        writer.writerows(body)
+        run_dir.summary_path('csv').write_text(buf.getvalue(), encoding='utf-8')
+        written = [run_dir.summary_path(ext) for ext in ('txt', 'csv', 'md')]
+        if self.plot:
+            png = self._plot(cfg, collected, groups, run_dir)
+            if png:
+                written.append(png)
+        if echo:
+            print(txt)
+            print('summary written to:\n  ' + '\n  '.join(map(str, written)))
+        return {'header': header, 'rows': body, 'files': [str(p) for p in written]}
+
+    @staticmethod
+    def _notes(collected):
+        notes = []
+        if any(isinstance(v, dict) and v.get('targets') == 'regenerated' for v in collected.values()):
+            notes.append('targets "regenerated": validation targets rebuilt from the gold code because '
+                         'the official test_data.h5 is absent; not the official file.')
+        if any(v == FAILED for v in collected.values()):
+            notes.append('"failed": the task producing this result failed; see status.json and logs/.')
+        if any(v == MISSING for v in collected.values()):
+            notes.append('"-": not run (yet).')
+        return notes
+
+    def _plot(self, cfg, collected, groups, run_dir):
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+
+        models = [model_abbr(m) for m in cfg['models']]
+        series = []   # (label, [value per model])
+        for label, members in groups:
+            for side, side_name in self.SIDES:
+                abbr = members[side]
+                if not abbr:
+                    continue
+                for metric, metric_name in self.METRICS:
+                    key = 'main_problem_resolve_rate' if metric == 'main' else 'subproblem'
+                    values = []
+                    for m in models:
+                        res = collected.get((m, abbr))
+                        values.append(res[key] if isinstance(res, dict) else 0.0)
+                    series.append((f'{label} {metric_name}, {side_name}', values))
+        if not series or not any(isinstance(v, dict) for v in collected.values()):
+            return None
+        width = 0.8 / len(series)
+        fig, ax = plt.subplots(figsize=(max(6, 1.5 + len(models) * len(series) * 0.45), 4.5))
+        for i, (label, values) in enumerate(series):
+            xs = [m + i * width for m in range(len(models))]
+            bars = ax.bar(xs, values, width, label=label)
+            ax.bar_label(bars, fmt='%.0f', fontsize=7)
+        ax.set_xticks([m + width * (len(series) - 1) / 2 for m in range(len(models))], models)
+        ax.set_ylabel('% correct')
+        ax.set_ylim(0, 110)
+        ax.set_title('SciCode: main problems and sub-steps, without / with background')
+        ax.legend(fontsize=7, loc='upper center', bbox_to_anchor=(0.5, -0.12), ncol=2)
+        fig.tight_layout()
+        path = run_dir.summary_path('png')
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        return path

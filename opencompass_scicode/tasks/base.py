@@ -1,0 +1,65 @@
+"""A task is one (stage, model, dataset) unit of work, described by a dumped config file.
+
+Runners start `python -m opencompass_scicode.tasks <task config>`; the exit
+code says how it went.
+"""
+import sys
+from pathlib import Path
+
+from mmengine.config import Config
+
+from ..utils.workdir import RunDir
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_STEP_ERRORS = 3   # finished, but some steps could not be generated
+
+
+class BaseTask:
+    stage = None
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.run_dir = RunDir(cfg['work_dir'], cfg['timestamp'])
+        self.model_cfg = dict(cfg['model'])
+        self.dataset_cfg = dict(cfg['dataset'])
+        self.model_abbr = cfg['model_abbr']
+        self.dataset_abbr = cfg['dataset_abbr']
+
+    @property
+    def name(self):
+        return f'{self.stage}/{self.model_abbr}/{self.dataset_abbr}'
+
+    @property
+    def log_path(self):
+        return self.run_dir.log_path(self.stage, self.model_abbr, self.dataset_abbr)
+
+    @property
+    def progress_path(self):
+        return self.log_path.with_suffix('.progress.json')
+
+    def is_complete(self):
+        raise NotImplementedError
+
+    def run(self):
+        """Do the work in this process; return an exit code."""
+        raise NotImplementedError
+
+    def log(self, msg):
+        print(f'[{self.name}] {msg}', file=sys.stderr, flush=True)
+
+
+def task_types():
+    from .evaluate import EvalTask
+    from .infer import InferTask
+    return {'infer': InferTask, 'eval': EvalTask}
+
+
+TASK_TYPES = ('infer', 'eval')
+
+
+def load_task(path_or_cfg):
+    cfg = path_or_cfg
+    if isinstance(path_or_cfg, (str, Path)):
+        cfg = Config.fromfile(str(path_or_cfg), format_python_code=False).to_dict()
+    return task_types()[cfg['stage']](cfg)

@@ -1,0 +1,72 @@
+import json
+import time
+from datetime import datetime, timezone
+
+from ..config.builder import build_dataset, build_evaluator
+from ..predictions import PredictionStore
+from ..targets.resolve import resolve_targets
+from ..utils.progress import ProgressFile
+from ..utils.workdir import write_json_atomic
+from .base import EXIT_FAILED, EXIT_OK, BaseTask
+
+
+class EvalTask(BaseTask):
+    stage = 'eval'
+
+    @property
+    def store(self):
+        return PredictionStore(self.run_dir.predictions_path(self.model_abbr, self.dataset_abbr))
+
+    @property
+    def results_path(self):
+        return self.run_dir.results_path(self.model_abbr, self.dataset_abbr)
+
+    def is_complete(self):
+        """Results exist and were computed from the current predictions and evaluator settings."""
+        try:
+            results = json.loads(self.results_path.read_text())
+        except (OSError, ValueError):
+            return False
+        evaluator = build_evaluator(self.dataset_cfg)
+        return (results.get('predictions_digest') == self.store.digest()
+                and results.get('evaluator') == evaluator.settings())
+
+    def run(self):
+        if not self.store.exists():
+            self.log(f'no predictions at {self.store.path}; run inference first (-m all or -m infer)')
+            return EXIT_FAILED
+        dataset = build_dataset(self.dataset_cfg)
+        evaluator = build_evaluator(self.dataset_cfg)
+        targets = resolve_targets(dataset)
+        predictions = self.store.load()
+        digest = self.store.digest()
+        progress = ProgressFile(self.progress_path, self.name, dataset.scored_step_count)
+        counts = {'done': 0, 'failed': 0}
+
+        def on_step(record):
+            counts['done'] += 1
+            counts['failed'] += record['status'] != 'pass'
+            progress.update(done=counts['done'], errors=counts['failed'])
+
+        start = time.monotonic()
+        scores = evaluator.evaluate(dataset, predictions, targets, on_step=on_step)
+        results = {
+            'model': self.model_abbr,
+            'dataset': self.dataset_abbr,
+            'split': dataset.split,
+            'with_bg': dataset.with_bg,
+            'targets': targets.kind,
+            **{k: v for k, v in scores.items() if k != 'problems'},
+            'targets_file': str(targets.path),
+            'evaluator': evaluator.settings(),
+            'predictions_digest': digest,
+            'duration_s': round(time.monotonic() - start, 3),
+            'created_at': datetime.now(timezone.utc).isoformat(timespec='seconds'),
+            'problems': scores['problems'],
+        }
+        write_json_atomic(self.results_path, results)
+        progress.update(done=dataset.scored_step_count, force=True)
+        self.log(f'main problems {results["main_problem_resolved"]}/{results["main_problem_total"]}, '
+                 f'steps {results["subproblem_correct"]}/{results["subproblem_total"]} '
+                 f'(targets: {targets.kind}) -> {self.results_path}')
+        return EXIT_OK

@@ -1,0 +1,83 @@
+"""The layout of one run's directory: `<work_dir>/<timestamp>/...`.
+
+    configs/<timestamp>.py                    merged config of the run
+    configs/tasks/<stage>_<model>_<dataset>.py  one file per task
+    predictions/<model>/<dataset>.jsonl
+    results/<model>/<dataset>.json
+    summary/summary_<timestamp>.{txt,csv,md,png}
+    logs/<stage>/<model>/<dataset>.out        task output (+ .progress.json)
+    status.json                               last known state of every task
+"""
+import json
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+
+TIMESTAMP_RE = re.compile(r'^\d{8}_\d{6}$')
+
+
+def new_timestamp():
+    return datetime.now().strftime('%Y%m%d_%H%M%S')
+
+
+def latest_timestamp(work_dir):
+    root = Path(work_dir)
+    if not root.is_dir():
+        return None
+    stamps = sorted(p.name for p in root.iterdir() if p.is_dir() and TIMESTAMP_RE.match(p.name))
+    return stamps[-1] if stamps else None
+
+
+class RunDir:
+    def __init__(self, work_dir, timestamp):
+        self.work_dir = Path(work_dir)
+        self.timestamp = timestamp
+        self.root = self.work_dir / timestamp
+
+    def create(self):
+        for sub in ('configs/tasks', 'predictions', 'results', 'summary', 'logs'):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        return self
+
+    @property
+    def config_path(self):
+        return self.root / 'configs' / f'{self.timestamp}.py'
+
+    def task_config_path(self, stage, model_abbr, dataset_abbr):
+        return self.root / 'configs' / 'tasks' / f'{stage}_{model_abbr}_{dataset_abbr}.py'
+
+    def predictions_path(self, model_abbr, dataset_abbr):
+        return self.root / 'predictions' / model_abbr / f'{dataset_abbr}.jsonl'
+
+    def results_path(self, model_abbr, dataset_abbr):
+        return self.root / 'results' / model_abbr / f'{dataset_abbr}.json'
+
+    def log_path(self, stage, model_abbr, dataset_abbr):
+        return self.root / 'logs' / stage / model_abbr / f'{dataset_abbr}.out'
+
+    def summary_path(self, ext):
+        return self.root / 'summary' / f'summary_{self.timestamp}.{ext}'
+
+    @property
+    def status_path(self):
+        return self.root / 'status.json'
+
+    def load_status(self):
+        try:
+            return json.loads(self.status_path.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def save_status(self, updates):
+        status = self.load_status()
+        status.update(updates)
+        write_json_atomic(self.status_path, status)
+
+
+def write_json_atomic(path, obj):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
+    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False), encoding='utf-8')
+    os.replace(tmp, path)
