@@ -105,20 +105,17 @@ def print_plan(tasks, datasets_by_abbr):
 
 
 def prepare_targets(datasets):
-    """Regenerate validation targets once, here, with a progress bar, before eval tasks start."""
+    """Regenerate validation targets here, with a progress bar, before eval tasks start."""
     from rich.progress import Progress
-    from .targets.resolve import plan_targets, resolve_targets
-    seen = set()
+    from .targets.resolve import needs_regeneration, resolve_targets
     for ds in datasets:
-        kind, path = plan_targets(ds)
-        if kind != 'regenerated' or path in seen or Path(path).is_file():
-            seen.add(path)
+        if not needs_regeneration(ds):
             continue
-        seen.add(path)
         with Progress(console=console) as bar:
-            row = bar.add_task('regenerating validation targets (gold code)', total=None)
+            row = bar.add_task(f'regenerating targets for {ds.abbr} (gold code)', total=None)
             targets = resolve_targets(ds, progress=lambda d, n: bar.update(row, completed=d, total=n))
-        bad = {k: v for k, v in (targets.report or {}).items() if v != 'ok'}
+        wanted = {s.step_id for p in ds.problems for s in p.scored_steps}
+        bad = {k: v for k, v in (targets.report or {}).items() if v != 'ok' and k in wanted}
         for step_id, why in sorted(bad.items()):
             console.print(f'[yellow]step {step_id}: no regenerated target ({why.splitlines()[0]})')
 

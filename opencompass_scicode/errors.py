@@ -27,10 +27,6 @@ class ConfigError(UserFacingError):
             text += f'\n  fix: {fix}'
         super().__init__(text)
 
-
-class DataError(UserFacingError):
-    """The benchmark data is missing, incomplete or not the official one."""
-
     def within(self, key=None, file=None):
         """The same error seen from an enclosing key and/or file."""
         inner = self.key
@@ -39,3 +35,7 @@ class DataError(UserFacingError):
         elif key and not inner:
             inner = key
         return ConfigError(self.message, file=self.file or file, key=inner, fix=self.fix)
+
+
+class DataError(UserFacingError):
+    """The benchmark data is missing, incomplete or not the official one."""

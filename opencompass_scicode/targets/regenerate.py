@@ -8,6 +8,7 @@ non-determinism in the gold code itself. Results using them say so.
 """
 import json
 import os
+import shutil
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -58,16 +59,22 @@ def _log(msg):
 
 
 def regenerate(dataset, out_path, max_workers=None, timeout=1800, progress=None):
-    """Build the targets file for every step of `dataset` that has gold code.
+    """Add to `out_path` the targets of every gold-code step of `dataset` it lacks.
 
-    Returns a report {step_id: 'ok' | error text}. Steps that fail are left
-    out of the file, so evaluating them gives `eval_error`, never a pass.
+    Returns the report {step_id: 'ok' | why it failed} for all steps tried so
+    far (kept next to the file). Failed steps are left out of the file, so
+    evaluating them gives `eval_error`, never a pass.
     """
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    steps = [(p, s) for p in dataset.problems for s in p.scored_steps if s.ground_truth_code]
+    report_path = out_path.with_suffix('.json')
+    report = json.loads(report_path.read_text()) if report_path.is_file() and out_path.is_file() else {}
+    steps = [(p, s) for p in dataset.problems for s in p.scored_steps
+             if s.ground_truth_code and s.step_id not in report]
+    if not steps:
+        return report
     executor = SubprocessExecutor(timeout=timeout, max_output_bytes=8 * 1024)
-    report = {}
+    new = {}
     with tempfile.TemporaryDirectory(prefix='scicode-regen-') as tmp:
         def run_one(problem, step):
             part = Path(tmp) / f'{step.step_id}.h5'
@@ -81,19 +88,23 @@ def regenerate(dataset, out_path, max_workers=None, timeout=1800, progress=None)
                 return f'gold code failed: {why}'
             return 'ok'
 
+        # Longest-running problems first would be better; gold steps are few, keep file order.
         with ThreadPoolExecutor(max_workers=max_workers or os.cpu_count() or 1) as pool:
             futures = {pool.submit(run_one, p, s): s.step_id for p, s in steps}
             for future in as_completed(futures):
-                report[futures[future]] = future.result()
+                new[futures[future]] = future.result()
                 if progress:
-                    progress(len(report), len(steps))
+                    progress(len(new), len(steps))
         partial = out_path.with_suffix('.partial')
-        with h5py.File(partial, 'w') as out:
-            for step_id in sorted(report):
-                if report[step_id] == 'ok':
+        if out_path.is_file():
+            shutil.copyfile(out_path, partial)
+        with h5py.File(partial, 'a') as out:
+            for step_id in sorted(new):
+                if new[step_id] == 'ok':
                     with h5py.File(Path(tmp) / f'{step_id}.h5', 'r') as src:
                         src.copy(src[step_id], out, name=step_id)
             out.attrs['kind'] = 'regenerated'
         os.replace(partial, out_path)
-    out_path.with_suffix('.json').write_text(json.dumps(report, indent=1, sort_keys=True))
+    report.update(new)
+    report_path.write_text(json.dumps(report, indent=1, sort_keys=True))
     return report

@@ -83,17 +83,25 @@ def _regenerated(dataset, path, regenerate_missing, progress):
     from .regenerate import regenerate
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix('.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)   # one regeneration for concurrent eval tasks
+        fcntl.flock(lock, fcntl.LOCK_EX)   # one regeneration at a time across eval tasks
         report_path = path.with_suffix('.json')
-        if not path.is_file():
+        report = json.loads(report_path.read_text()) if report_path.is_file() and path.is_file() else {}
+        wanted = {s.step_id for p in dataset.problems for s in p.scored_steps}
+        if wanted - set(report):
             if not regenerate_missing:
-                raise DataError(f'regenerated targets {path} are missing')
-            # Always regenerate the whole split, whatever sample_ids says,
-            # so one cached file serves every dataset entry.
-            full = type(dataset)(path=dataset.path, split='validation', verify_sha256=dataset.verify_sha256,
-                                 prepare=dataset.prepare)
+                raise DataError(f'regenerated targets {path} lack steps {sorted(wanted - set(report))}')
             print(f'[targets] no official {H5_NAME}: regenerating validation targets from the gold '
-                  f'code into {path} (once; cached)', file=sys.stderr, flush=True)
-            regenerate(full, path, progress=progress)
-        report = json.loads(report_path.read_text()) if report_path.is_file() else None
+                  f'code into {path} (cached)', file=sys.stderr, flush=True)
+            report = regenerate(dataset, path, progress=progress)
     return Targets('regenerated', path.resolve(), frozenset(step_ids_in(path)), report)
+
+
+def needs_regeneration(dataset):
+    kind, path = plan_targets(dataset)
+    if kind != 'regenerated':
+        return False
+    report_path = path.with_suffix('.json')
+    if not (path.is_file() and report_path.is_file()):
+        return True
+    report = json.loads(report_path.read_text())
+    return any(s.step_id not in report for p in dataset.problems for s in p.scored_steps)

@@ -1,0 +1,77 @@
+"""Small hand-made SciCode-format data for fast tests."""
+import json
+import shutil
+from pathlib import Path
+
+TEMPLATE_NO_BG = ('NO-BG TEMPLATE\nPREVIOUS:\n{problem_steps_str}\nNEXT:\n{next_step_str}\n'
+                  'DEPS:\n{dependencies}\nEND')
+TEMPLATE_BG = ('BG TEMPLATE\nPREVIOUS:\n{problem_steps_str}\nNEXT:\n{next_step_str}\n'
+               'DEPS:\n{dependencies}\nEND')
+
+
+def step(step_id, desc, header, ret, tests, gold=None, background=''):
+    return {'step_number': step_id, 'step_description_prompt': desc, 'step_background': background,
+            'function_header': header, 'return_line': ret, 'test_cases': tests,
+            'ground_truth_code': gold}
+
+
+TINY_PROBLEMS = [
+    {'problem_id': '900', 'problem_name': 'adder', 'required_dependencies': 'import numpy as np',
+     'sub_steps': [
+         step('900.1', 'Add two numbers.', 'def add(a, b):\n    """Sum."""',
+              '    return s',
+              ['a, b = 1, 2\nassert np.allclose(add(a, b), target)',
+               'a, b = np.arange(3), 1\nassert np.allclose(add(a, b), target)'],
+              gold='def add(a, b):\n    """Sum."""\n    s = a + b\n    return s',
+              background='Addition is commutative.'),
+         step('900.2', 'Double a number using add.', 'def twice(a):\n    """Twice."""',
+              '    return t',
+              ['assert np.allclose(twice(4), target)',
+               'x = twice(1.5)\nassert (x == 3.0) == target'],
+              gold='def twice(a):\n    """Twice."""\n    t = add(a, a)\n    return t'),
+     ]},
+    {'problem_id': '901', 'problem_name': 'pair', 'required_dependencies': 'import numpy as np',
+     'sub_steps': [
+         step('901.1', 'Return min and max.', 'def minmax(v):\n    """Min and max."""',
+              '    return lo, hi',
+              ['v = [3, 1, 2]\nassert np.allclose(minmax(v)[0], target[0]) and np.allclose(minmax(v)[1], target[1])'],
+              gold='def minmax(v):\n    """Min and max."""\n    lo, hi = min(v), max(v)\n    return lo, hi'),
+     ]},
+]
+
+
+def make_data_dir(root, problems, name='problems_dev.jsonl'):
+    """A data dir with every file the loader wants; sha256 checks must be off."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / name, 'w') as fh:
+        for problem in problems:
+            fh.write(json.dumps(problem) + '\n')
+    other = 'problems_all.jsonl' if name == 'problems_dev.jsonl' else 'problems_dev.jsonl'
+    if not (root / other).exists():
+        (root / other).write_text('')
+    (root / 'multistep_template.txt').write_text(TEMPLATE_BG)
+    (root / 'background_comment_template.txt').write_text(TEMPLATE_NO_BG)
+    for sid in ('13.6', '62.1', '76.3'):
+        (root / f'{sid}.txt').write_text(f'def prefilled_{sid.replace(".", "_")}():\n    return 1\n')
+    return root
+
+
+def tiny_dataset(data_dir, **kw):
+    from opencompass_scicode.datasets import SciCodeDataset
+    kw.setdefault('split', 'validation')
+    return SciCodeDataset(path=str(data_dir), verify_sha256=False, **kw)
+
+
+def gold_predictions(dataset, wrong=()):
+    """Prediction records as the ReferenceModel would give; steps in `wrong` return garbage."""
+    from opencompass_scicode.inference.extract import extract_code
+    preds = {}
+    for problem in dataset.problems:
+        for s in problem.scored_steps:
+            code = s.ground_truth_code
+            if s.step_id in wrong:
+                code = s.function_header + '\n    return 12345'
+            preds[s.step_id] = {'step_id': s.step_id, 'code': extract_code(f'```python\n{code}\n```'),
+                                'program': None, 'error': None}
+    return preds

@@ -1,0 +1,136 @@
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from opencompass_scicode.config import load_config, validate_config
+from opencompass_scicode.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT = ROOT / 'configs' / 'eval_scicode.py'
+
+
+def write(tmp_path, text, name='cfg.py'):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def error_of(path):
+    with pytest.raises(ConfigError) as info:
+        validate_config(load_config(path), file=path)
+    return str(info.value)
+
+
+def test_default_config_loads_and_validates():
+    cfg = load_config(DEFAULT)
+    validate_config(cfg, file=DEFAULT)
+    assert [d['abbr'] for d in cfg['datasets']] == ['scicode_validation',
+                                                    'scicode_validation_with_background']
+    assert cfg['models'][0]['abbr'] == 'reference'
+    assert cfg['datasets'][0]['eval_cfg']['evaluator']['timeout'] == 1800
+
+
+def test_base_inheritance_overrides_models_and_keeps_datasets(tmp_path):
+    path = write(tmp_path, f'''
+        from opencompass_scicode.models import DummyModel
+        _base_ = [{str(DEFAULT)!r}]
+        models = [dict(type=DummyModel, abbr='dummy')]
+        work_dir = 'outputs/elsewhere'
+    ''')
+    cfg = load_config(path)
+    validate_config(cfg, file=path)
+    assert [m['abbr'] for m in cfg['models']] == ['dummy']
+    assert len(cfg['datasets']) == 2 and cfg['work_dir'] == 'outputs/elsewhere'
+
+
+def test_base_with_relative_path_and_dict_merge(tmp_path):
+    (tmp_path / 'base.py').write_text("x = dict(a=1, b=2)\nmodels = []\n")
+    path = write(tmp_path, "_base_ = './base.py'\nx = dict(b=3)\n")
+    cfg = load_config(path)
+    assert cfg['x'] == {'a': 1, 'b': 3}
+
+
+def test_unknown_dataset_key_names_file_key_and_fix(tmp_path):
+    path = write(tmp_path, f'''
+        _base_ = [{str(DEFAULT)!r}]
+        datasets = [dict(abbr='x', split='validation', splt='test')]
+    ''')
+    msg = error_of(path)
+    assert str(path) in msg and 'datasets[0].splt' in msg and "did you mean 'split'" in msg
+
+
+def test_wrong_type(tmp_path):
+    path = write(tmp_path, f'''
+        _base_ = [{str(DEFAULT)!r}]
+        datasets = [dict(abbr='x', with_bg='yes')]
+    ''')
+    msg = error_of(path)
+    assert 'datasets[0].with_bg' in msg and 'must be bool' in msg
+
+
+def test_unknown_split(tmp_path):
+    path = write(tmp_path, f'''
+        _base_ = [{str(DEFAULT)!r}]
+        datasets = [dict(abbr='x', split='dev')]
+    ''')
+    msg = error_of(path)
+    assert 'datasets[0].split' in msg and "'validation', 'test', 'all'" in msg
+
+
+def test_evaluator_option_checked(tmp_path):
+    path = write(tmp_path, f'''
+        from opencompass_scicode.evaluation import SciCodeEvaluator
+        _base_ = [{str(DEFAULT)!r}]
+        datasets = [dict(abbr='x', eval_cfg=dict(evaluator=dict(type=SciCodeEvaluator, timout=5)))]
+    ''')
+    msg = error_of(path)
+    assert 'datasets[0].eval_cfg.evaluator.timout' in msg and "did you mean 'timeout'" in msg
+    path = write(tmp_path, f'''
+        from opencompass_scicode.evaluation import SciCodeEvaluator
+        _base_ = [{str(DEFAULT)!r}]
+        datasets = [dict(abbr='x', eval_cfg=dict(evaluator=dict(type=SciCodeEvaluator,
+                                                               prefilled_mode='half')))]
+    ''', name='c2.py')
+    assert 'prefilled_mode' in error_of(path)
+
+
+def test_unknown_model_option_and_unknown_type(tmp_path):
+    path = write(tmp_path, '''
+        from opencompass_scicode.models import DummyModel
+        datasets = [dict(abbr='x')]
+        models = [dict(type=DummyModel, temprature=0)]
+    ''')
+    msg = error_of(path)
+    assert 'models[0].temprature' in msg
+    path = write(tmp_path, "datasets = [dict(abbr='x')]\nmodels = [dict(type='NoSuchModel')]\n", 'c3.py')
+    assert 'models[0].type' in error_of(path)
+
+
+def test_misspelled_top_level_key(tmp_path):
+    path = write(tmp_path, "datasets = [dict(abbr='x')]\nmodles = [dict(type='DummyModel')]\n")
+    msg = error_of(path)
+    assert "no `models` defined" in msg and "did you mean 'models'" in msg
+
+
+def test_missing_config_and_missing_base(tmp_path):
+    with pytest.raises(ConfigError, match='does not exist'):
+        load_config(tmp_path / 'nope.py')
+    path = write(tmp_path, "_base_ = ['./missing.py']\n")
+    with pytest.raises(ConfigError, match='missing.py'):
+        load_config(path)
+
+
+def test_duplicate_abbr(tmp_path):
+    path = write(tmp_path, "datasets = [dict(abbr='x'), dict(abbr='x')]\nmodels = [dict(type='DummyModel')]\n")
+    assert 'datasets[1].abbr' in error_of(path)
+
+
+def test_config_is_dumped_and_reloaded_with_types_as_import_paths(tmp_path):
+    from opencompass_scicode.config.builder import build_model, dump_config
+    cfg = load_config(DEFAULT)
+    dump_config(cfg, tmp_path / 'dumped.py')
+    again = load_config(tmp_path / 'dumped.py')
+    type_path = again['models'][0]['type']
+    assert isinstance(type_path, str) and type_path.startswith('opencompass_scicode.models.')
+    assert build_model(again['models'][0]).abbr == 'reference'

@@ -1,0 +1,58 @@
+from opencompass_scicode.datasets.scicode import Problem, Step
+from opencompass_scicode.evaluation.metrics import score
+
+
+def _step(sid, index):
+    return Step(step_id=sid, index=index, description='', background='', function_header='def f():',
+                return_line='', test_cases=('pass',))
+
+
+def _problem(pid, n):
+    return Problem(problem_id=pid, name='', dependencies='',
+                   steps=tuple(_step(f'{pid}.{i}', i) for i in range(1, n + 1)))
+
+
+def rec(sid, status):
+    return {'step_id': sid, 'status': status}
+
+
+def test_prefilled_step_left_out_of_both_sides():
+    p13 = _problem('13', 7)         # 13.6 is prefilled
+    records = {f'13.{i}': rec(f'13.{i}', 'pass') for i in (1, 2, 3, 4, 5, 7)}
+    out = score([p13], records)
+    assert out['subproblem_total'] == 6 and out['subproblem_correct'] == 6
+    assert out['main_problem_resolved'] == 1
+    statuses = [s['status'] for s in out['problems'][0]['steps']]
+    assert statuses[5] == 'skipped'
+
+
+def test_prefilled_step_never_counts_as_pass():
+    p76 = _problem('76', 4)
+    records = {'76.3': rec('76.3', 'pass')}   # even if someone scored it
+    out = score([p76], records)
+    assert out['subproblem_correct'] == 0 and out['subproblem_total'] == 3
+
+
+def test_missing_steps_count_as_failed_in_the_full_denominator():
+    problems = [_problem('1', 2), _problem('2', 3)]
+    records = {'1.1': rec('1.1', 'pass'), '1.2': rec('1.2', 'pass'), '2.1': rec('2.1', 'pass')}
+    out = score(problems, records)
+    assert out['subproblem_total'] == 5 and out['subproblem_correct'] == 3
+    assert out['main_problem_total'] == 2 and out['main_problem_resolved'] == 1
+    assert out['main_problem_resolve_rate'] == 50.0 and out['subproblem'] == 60.0
+    missing = out['problems'][1]['steps'][1]
+    assert missing['status'] == 'parse_error'
+
+
+def test_non_pass_statuses_fail_the_problem():
+    for status in ('fail', 'timeout', 'parse_error', 'eval_error'):
+        out = score([_problem('5', 1)], {'5.1': rec('5.1', status)})
+        assert out['main_problem_resolved'] == 0 and out['subproblem_correct'] == 0
+
+
+def test_official_denominators_of_the_real_splits(official_data):
+    from opencompass_scicode.datasets import SciCodeDataset
+    for split, problems, steps in (('validation', 15, 50), ('test', 65, 288), ('all', 80, 338)):
+        ds = SciCodeDataset(path=str(official_data), split=split)
+        out = score(ds.problems, {})
+        assert (out['main_problem_total'], out['subproblem_total']) == (problems, steps)
