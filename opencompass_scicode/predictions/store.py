@@ -42,10 +42,20 @@ class PredictionStore:
     def append(self, record):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record, ensure_ascii=False) + '\n'
+        if self._ends_torn():
+            line = '\n' + line     # a crash cut the last line short; do not glue onto it
         with open(self.path, 'a', encoding='utf-8') as fh:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
+
+    def _ends_torn(self):
+        try:
+            with open(self.path, 'rb') as fh:
+                fh.seek(-1, os.SEEK_END)
+                return fh.read(1) != b'\n'
+        except OSError:    # missing or empty file
+            return False
 
     def digest(self):
         if not self.path.is_file():

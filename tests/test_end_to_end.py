@@ -1,0 +1,196 @@
+"""Whole runs of `python run.py CONFIG` in real processes, on small subsets of the real data."""
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / 'data' / 'scicode'
+SUBSET = ['1', '19', '29']          # 1 + 2 + 3 = 6 quick steps
+
+pytestmark = pytest.mark.slow
+
+RESULT_KEYS = ['model', 'dataset', 'split', 'with_bg', 'targets', 'main_problem_resolve_rate',
+               'subproblem', 'main_problem_resolved', 'main_problem_total', 'subproblem_correct',
+               'subproblem_total', 'problems']
+
+
+def run(args, cwd=ROOT, timeout=900):
+    proc = subprocess.run([sys.executable, str(ROOT / 'run.py'), *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+    return proc
+
+
+def config(tmp_path, models, sample_ids=SUBSET, extra='', name='cfg.py', datasets=None):
+    datasets = datasets or f'''
+        datasets = [dict(abbr='val' + sfx, type=SciCodeDataset, path={str(DATA)!r}, split='validation',
+                         with_bg=bg, sample_ids={sample_ids!r},
+                         eval_cfg=dict(evaluator=dict(type=SciCodeEvaluator, timeout=300)))
+                    for bg, sfx in ((False, ''), (True, '_bg'))]
+    '''
+    text = textwrap.dedent(f'''
+        from opencompass_scicode.datasets import SciCodeDataset
+        from opencompass_scicode.evaluation import SciCodeEvaluator
+        from opencompass_scicode.models import DummyModel, GeneratedCodeModel, ReferenceModel
+        _base_ = [{str(ROOT / 'configs' / 'eval_scicode.py')!r}]
+        models = {models}
+    ''') + textwrap.dedent(datasets) + textwrap.dedent(extra)
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def only_run(work):
+    runs = [p for p in Path(work).iterdir() if p.is_dir()]
+    assert len(runs) == 1
+    return runs[0]
+
+
+def results(run_dir, model, dataset):
+    return json.loads((run_dir / 'results' / model / f'{dataset}.json').read_text())
+
+
+def statuses(res):
+    return {s['step_id']: s['status'] for p in res['problems'] for s in p['steps']}
+
+
+def test_reference_model_subset_passes_everything(official_data, tmp_path):
+    work = tmp_path / 'w'
+    proc = run([config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]"), '-w', work])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_dir = only_run(work)
+    for ds in ('val', 'val_bg'):
+        res = results(run_dir, 'ref', ds)
+        assert list(res)[:len(RESULT_KEYS) - 1] == RESULT_KEYS[:-1] and 'problems' in res
+        assert res['targets'] == 'regenerated'
+        assert (res['main_problem_resolved'], res['main_problem_total']) == (3, 3)
+        assert (res['subproblem_correct'], res['subproblem_total']) == (6, 6)
+        step = res['problems'][0]['steps'][0]
+        assert set(step) >= {'step_id', 'status', 'returncode', 'duration_s', 'stdout', 'stderr'}
+    stamp = run_dir.name
+    for ext in ('txt', 'csv', 'md', 'png'):
+        assert (run_dir / 'summary' / f'summary_{stamp}.{ext}').is_file()
+    table = (run_dir / 'summary' / f'summary_{stamp}.txt').read_text()
+    assert '100.0 (3/3)' in table and '100.0 (6/6)' in table and 'regenerated' in table
+    assert (run_dir / 'configs' / f'{stamp}.py').is_file()
+    preds = (run_dir / 'predictions' / 'ref' / 'val.jsonl').read_text().splitlines()
+    record = json.loads(preds[0])
+    assert {'prompt', 'response', 'code', 'duration_s'} <= set(record)
+    assert '100.0 (3/3)' in proc.stdout                     # table printed to the terminal
+
+
+def test_dummy_model_scores_zero(official_data, tmp_path):
+    work = tmp_path / 'w'
+    proc = run([config(tmp_path, "[dict(type=DummyModel, abbr='dummy')]"), '-w', work])
+    assert proc.returncode == 0, proc.stderr
+    res = results(only_run(work), 'dummy', 'val')
+    assert res['subproblem_correct'] == 0 and res['main_problem_resolved'] == 0
+    assert res['subproblem_total'] == 6
+    assert set(statuses(res).values()) == {'fail'}
+
+
+def _official_layout_dir(dest, wrong=(), missing=()):
+    """Complete step programs in the official generator's layout, from the gold code."""
+    from opencompass_scicode.datasets import SciCodeDataset
+    from opencompass_scicode.evaluation.program import code_prefix
+    from opencompass_scicode.inference.extract import strip_imports
+    ds = SciCodeDataset(path=str(DATA), split='validation', sample_ids=SUBSET)
+    dest.mkdir()
+    for problem in ds.problems:
+        codes = []
+        for step in problem.steps:
+            code = strip_imports(step.ground_truth_code)
+            if step.step_id in wrong:
+                code = step.function_header + '\n    return -1.0\n'
+            if step.step_id not in missing:
+                (dest / f'{problem.problem_id}.{step.index}.py').write_text(
+                    code_prefix(problem.dependencies, codes, code))
+            codes.append(strip_imports(step.ground_truth_code))
+
+
+def test_generated_code_model_fails_exactly_the_wrong_steps(official_data, tmp_path):
+    gen = tmp_path / 'generated'
+    _official_layout_dir(gen, wrong={'19.2', '29.1'}, missing={'29.3'})
+    work = tmp_path / 'w'
+    cfg = config(tmp_path, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen')]")
+    proc = run([cfg, '-w', work])
+    run_dir = only_run(work)
+    res = results(run_dir, 'gen', 'val')
+    assert statuses(res) == {'1.1': 'pass', '19.1': 'pass', '19.2': 'fail', '29.1': 'fail',
+                             '29.2': 'pass', '29.3': 'parse_error'}
+    assert (res['main_problem_resolved'], res['subproblem_correct']) == (1, 3)
+    # the missing file is a generation error: the run says so with its exit status
+    assert proc.returncode != 0
+    assert 'errors' in proc.stdout
+
+
+def test_resume_skips_finished_tasks_and_finishes_partial_ones(official_data, tmp_path):
+    work = tmp_path / 'w'
+    cfg = config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]")
+    assert run([cfg, '-w', work]).returncode == 0
+    run_dir = only_run(work)
+    # Nothing left to do: every task is skipped.
+    proc = run([cfg, '-w', work, '-r'])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count('skipped (outputs complete)') == 4
+    # A crash mid-inference: only the first two steps were saved, results gone.
+    preds = run_dir / 'predictions' / 'ref' / 'val.jsonl'
+    lines = preds.read_text().splitlines()
+    preds.write_text('\n'.join(lines[:2]) + '\n{"torn": ')
+    (run_dir / 'results' / 'ref' / 'val.json').unlink()
+    proc = run([cfg, '-w', work, '-r', run_dir.name])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count('skipped (outputs complete)') == 2
+    step_ids = [json.loads(l)['step_id'] for l in preds.read_text().splitlines() if l.startswith('{"p')]
+    assert sorted(step_ids) == sorted(['1.1', '19.1', '19.2', '29.1', '29.2', '29.3'])
+    assert results(run_dir, 'ref', 'val')['subproblem_correct'] == 6
+    # -m eval re-scores existing predictions; -m viz only summarizes.
+    (run_dir / 'results' / 'ref' / 'val_bg.json').unlink()
+    proc = run([cfg, '-w', work, '-r', '-m', 'eval'])
+    assert proc.returncode == 0 and results(run_dir, 'ref', 'val_bg')['subproblem_correct'] == 6
+    proc = run([cfg, '-w', work, '-r', '-m', 'viz'])
+    assert proc.returncode == 0 and '100.0 (6/6)' in proc.stdout
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(official_data, tmp_path):
+    work = tmp_path / 'w'
+    proc = run([config(tmp_path, "[dict(type=DummyModel, abbr='dummy')]"), '-w', work, '--dry-run'])
+    assert proc.returncode == 0, proc.stderr
+    for text in ('infer', 'eval', 'dummy', 'val_bg', '3 (1, 19, 29)', 'predictions/dummy/val.jsonl',
+                 'results/dummy/val_bg.json'):
+        assert text in proc.stdout
+    assert not work.exists()
+
+
+def test_failed_task_makes_exit_status_nonzero_and_shows_in_summary(official_data, tmp_path):
+    bad_h5 = tmp_path / 'broken.h5'
+    bad_h5.write_text('not hdf5')
+    datasets = f'''
+        datasets = [dict(abbr='val', type=SciCodeDataset, path={str(DATA)!r}, sample_ids=['1']),
+                    dict(abbr='val_bg', type=SciCodeDataset, path={str(DATA)!r}, sample_ids=['1'],
+                         with_bg=True, h5py_file={str(bad_h5)!r})]
+    '''
+    work = tmp_path / 'w'
+    proc = run([config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", datasets=datasets), '-w', work])
+    assert proc.returncode == 1
+    summary = next((only_run(work) / 'summary').glob('*.txt')).read_text()
+    assert 'failed' in summary and '100.0 (1/1)' in summary
+
+
+def test_config_and_data_errors_stop_before_any_work(official_data, tmp_path):
+    work = tmp_path / 'w'
+    cfg = config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", extra="datasets[0]['splt'] = 'x'\n")
+    proc = run([cfg, '-w', work])
+    assert proc.returncode == 2 and 'splt' in proc.stderr and str(cfg) in proc.stderr
+    test_split = f'''
+        datasets = [dict(abbr='t', type=SciCodeDataset, path={str(DATA)!r}, split='test')]
+    '''
+    proc = run([config(tmp_path, "[dict(type=DummyModel)]", datasets=test_split, name='t.py'), '-w', work])
+    assert proc.returncode == 2 and 'test_data.h5' in proc.stderr
+    proc = run([config(tmp_path, "[dict(type=ReferenceModel)]", datasets=test_split, name='r.py'),
+                '-w', work, '-m', 'infer'])
+    assert proc.returncode == 2 and 'gold code' in proc.stderr
+    assert not work.exists()
