@@ -5,10 +5,11 @@ Every error names the config file, the key (as a path such as
 """
 import difflib
 
-from ..datasets.scicode import SPLITS, default_dataset_abbr
+from ..datasets.scicode import SPLITS
 from ..errors import ConfigError
 from ..prompts import PREFILLED_MODES
-from .builder import check_kwargs, resolve_type
+from .naming import dataset_abbr, model_abbr
+from .registry import check_kwargs, resolve_type
 
 INFER_MODES = ('naive',)
 TOP_LEVEL = ('models', 'datasets', 'summarizer', 'work_dir', 'runner', 'partitioner')
@@ -96,17 +97,6 @@ def validate_dataset(cfg, key):
         if mode not in PREFILLED_MODES:
             raise ConfigError(f'unknown prefilled_mode {mode!r}', key=f'{ekey}.prefilled_mode',
                               fix=f'use one of {", ".join(map(repr, PREFILLED_MODES))}')
-
-
-def dataset_abbr(cfg):
-    return cfg.get('abbr') or default_dataset_abbr(cfg.get('split', 'validation'), cfg.get('with_bg', False))
-
-
-def model_abbr(cfg):
-    if cfg.get('abbr'):
-        return cfg['abbr']
-    cls = resolve_type(cfg['type'])
-    return getattr(cls, '__name__', 'model').replace('Model', '').lower() or 'model'
 
 
 def _require_list(cfg, name):

@@ -1,6 +1,7 @@
 """Turns models x datasets into task configs, one per (stage, model, dataset)."""
-from ..config.builder import dump_config, to_plain
-from ..config.validate import dataset_abbr, model_abbr
+from ..config.builder import dump_config
+from ..config.registry import to_plain
+from ..config.naming import dataset_abbr, model_abbr
 
 
 class NaivePartitioner:

@@ -11,7 +11,7 @@ from collections import OrderedDict
 
 from tabulate import tabulate
 
-from ..config.validate import dataset_abbr, model_abbr
+from ..config.naming import dataset_abbr, model_abbr
 
 MISSING, FAILED = '-', 'failed'
 

@@ -3,7 +3,7 @@ import sys
 import traceback
 
 from ..errors import UserFacingError
-from .base import EXIT_FAILED, load_task
+from . import EXIT_FAILED, load_task
 
 
 def main(argv=None):

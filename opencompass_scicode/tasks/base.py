@@ -4,9 +4,6 @@ Runners start `python -m opencompass_scicode.tasks <task config>`; the exit
 code says how it went.
 """
 import sys
-from pathlib import Path
-
-from mmengine.config import Config
 
 from ..utils.workdir import RunDir
 
@@ -47,19 +44,3 @@ class BaseTask:
 
     def log(self, msg):
         print(f'[{self.name}] {msg}', file=sys.stderr, flush=True)
-
-
-def task_types():
-    from .evaluate import EvalTask
-    from .infer import InferTask
-    return {'infer': InferTask, 'eval': EvalTask}
-
-
-TASK_TYPES = ('infer', 'eval')
-
-
-def load_task(path_or_cfg):
-    cfg = path_or_cfg
-    if isinstance(path_or_cfg, (str, Path)):
-        cfg = Config.fromfile(str(path_or_cfg), format_python_code=False).to_dict()
-    return task_types()[cfg['stage']](cfg)

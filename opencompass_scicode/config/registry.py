@@ -1,0 +1,76 @@
+"""Resolves `type=` values: classes, dotted import paths or registered short names."""
+import difflib
+import importlib
+import inspect
+
+from ..errors import ConfigError
+
+# Short names usable as `type='ReferenceModel'` in configs.
+REGISTRY = {
+    'ReferenceModel': 'opencompass_scicode.models.ReferenceModel',
+    'DummyModel': 'opencompass_scicode.models.DummyModel',
+    'GeneratedCodeModel': 'opencompass_scicode.models.GeneratedCodeModel',
+    'SciCodeDataset': 'opencompass_scicode.datasets.SciCodeDataset',
+    'SciCodeEvaluator': 'opencompass_scicode.evaluation.SciCodeEvaluator',
+    'SciCodeSummarizer': 'opencompass_scicode.summarizers.SciCodeSummarizer',
+    'LocalRunner': 'opencompass_scicode.runners.LocalRunner',
+    'NaivePartitioner': 'opencompass_scicode.partitioners.NaivePartitioner',
+}
+
+
+def type_name(obj):
+    if isinstance(obj, str):
+        return obj
+    return f'{obj.__module__}.{obj.__qualname__}'
+
+
+def resolve_type(spec, key='type'):
+    if not isinstance(spec, str):
+        if callable(spec):
+            return spec
+        raise ConfigError(f'{spec!r} is not a class or import path', key=key)
+    path = REGISTRY.get(spec, spec)
+    module_name, _, attr = path.rpartition('.')
+    if not module_name:
+        raise ConfigError(f'unknown type {spec!r}', key=key,
+                          fix=f'use a class, a dotted import path, or one of {", ".join(REGISTRY)}')
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f'cannot import {path!r} ({exc})', key=key,
+                          fix='check the spelling of the class and that its package is installed')
+
+
+def check_kwargs(cls, kwargs, key):
+    """Unknown keyword -> ConfigError listing what the class accepts."""
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    accepted = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for name in kwargs:
+        if name not in accepted:
+            close = difflib.get_close_matches(name, accepted, n=1)
+            hint = f'did you mean {close[0]!r}? ' if close else ''
+            raise ConfigError(f'{cls.__name__} has no option {name!r}', key=f'{key}.{name}',
+                              fix=f'{hint}accepted options: {", ".join(accepted)}')
+    missing = [n for n, p in params.items()
+               if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+               and n not in kwargs]
+    if missing:
+        raise ConfigError(f'{cls.__name__} needs {", ".join(map(repr, missing))}',
+                          key=f'{key}.{missing[0]}', fix=f'add {missing[0]}=... to this entry')
+
+
+def to_plain(obj):
+    """Config values as plain data: classes become import paths, so they can be dumped."""
+    if isinstance(obj, dict):
+        return {k: to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_plain(v) for v in obj) if isinstance(obj, list) else tuple(to_plain(v) for v in obj)
+    if isinstance(obj, type) or callable(obj) and hasattr(obj, '__qualname__'):
+        return type_name(obj)
+    return obj
