@@ -26,6 +26,8 @@ EVAL_KEYS = {'evaluator': (dict,)}
 EVALUATOR_TYPES = {
     'timeout': (int, float), 'max_workers': (int, _NONE), 'prefilled_mode': (str,),
     'simps_shim': (bool,), 'max_output_bytes': (int,), 'executor': (str,),
+    'memory_limit_mb': (int, _NONE), 'max_processes': (int, _NONE), 'max_file_mb': (int, _NONE),
+    'isolate_network': (bool,), 'restrict_files': (bool,), 'drop_privileges': (bool,),
 }
 
 
@@ -91,7 +93,8 @@ def validate_dataset(cfg, key):
         check_kwargs(cls, kwargs, ekey)
         _check_keys(kwargs, {**EVALUATOR_TYPES, **{k: None for k in kwargs if k not in EVALUATOR_TYPES}},
                     ekey, 'evaluator')
-        for name in ('timeout', 'max_workers', 'max_output_bytes'):
+        for name in ('timeout', 'max_workers', 'max_output_bytes', 'memory_limit_mb', 'max_processes',
+                     'max_file_mb'):
             _positive(kwargs, name, ekey)
         mode = kwargs.get('prefilled_mode', 'official')
         if mode not in PREFILLED_MODES:

@@ -1,126 +1,219 @@
-"""Scores predictions: one isolated process per scored step, official semantics."""
+"""Scores predictions: every scored step in its own sandboxed process, official semantics."""
+import ast
 import os
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import threading
+import time
 
 from ..errors import ConfigError
 from ..prompts import PREFILLED_MODES, code_chain
-from .executor import SubprocessExecutor
+from .executor import EXECUTORS, Limits, StepJob
 from .metrics import score
-from .program import code_prefix, step_program
-from .verdict import verdict
+from .program import code_prefix
+from .sharing import LocalVerdicts, SharedVerdicts, StepDurations, program_key, targets_identity
+from .verdict import decide
 
-EXECUTORS = {'subprocess': SubprocessExecutor}
 
-
-def _record(step, status, message='', result=None):
+def _record(step, status, message='', run=None, violation=None):
     record = {'step_id': step.step_id, 'status': status, 'returncode': None,
               'duration_s': 0.0, 'stdout': '', 'stderr': '', 'message': message}
-    if result is not None:
-        record.update(returncode=result.returncode, duration_s=result.duration_s,
-                      stdout=result.stdout, stderr=result.stderr)
-        if result.error:
-            record['message'] = result.error
-        elif result.timed_out:
-            record['message'] = 'timed out'
+    if run is not None:
+        record.update(returncode=run.returncode, duration_s=run.duration_s,
+                      stdout=run.stdout, stderr=run.stderr)
+    if violation:
+        record['violation'] = violation
     return record
+
+
+def dependency_modules(problems):
+    """Modules named by the problems' import lines, to preload in fast workers."""
+    modules = set()
+    for problem in problems:
+        try:
+            tree = ast.parse(problem.dependencies)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                modules.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                modules.add(node.module)
+    return sorted(modules)
 
 
 class SciCodeEvaluator:
     """Runs the official tests of every scored step against the model's code.
 
-    timeout: seconds per step program (official: 1800).
-    max_workers: step programs run in parallel (default: number of CPUs).
-    prefilled_mode: 'official' or 'full' (see prompts/prefilled.py); also
-        decides the prefilled code in prompts.
-    simps_shim: make `scipy.integrate.simps` available on SciPy >= 1.14.
+    timeout: seconds per step (official: 1800).
+    max_workers: steps run in parallel (default: CPUs shared among parallel eval tasks).
+    prefilled_mode: 'official' or 'full' (see prompts/prefilled.py); also used for prompts.
+    simps_shim: provide `scipy.integrate.simps` on SciPy >= 1.14 (problems 2 and 28).
+    executor: 'forkserver' (workers preload the scientific stack and fork per step)
+        or 'subprocess' (a new Python per step). Same sandbox, same verdicts.
+    memory_limit_mb, max_processes, max_file_mb, max_output_bytes: per-step limits.
+    isolate_network, restrict_files, drop_privileges: sandbox layers (see sandbox.py).
     """
 
-    def __init__(self, timeout=1800, max_workers=None, prefilled_mode='official',
-                 simps_shim=True, max_output_bytes=64 * 1024, executor='subprocess'):
+    def __init__(self, timeout=1800, max_workers=None, prefilled_mode='official', simps_shim=True,
+                 max_output_bytes=64 * 1024, executor='forkserver', memory_limit_mb=8192,
+                 max_processes=64, max_file_mb=1024, isolate_network=True, restrict_files=True,
+                 drop_privileges=True):
         if prefilled_mode not in PREFILLED_MODES:
             raise ConfigError(f'unknown prefilled_mode {prefilled_mode!r}', key='prefilled_mode',
                               fix=f'use one of {", ".join(map(repr, PREFILLED_MODES))}')
         if executor not in EXECUTORS:
             raise ConfigError(f'unknown executor {executor!r}', key='executor',
                               fix=f'use one of {", ".join(map(repr, EXECUTORS))}')
-        self.timeout = timeout
-        self.max_workers = max_workers or os.cpu_count() or 1
+        self.max_workers = max_workers or default_workers()
         self.prefilled_mode = prefilled_mode
         self.simps_shim = simps_shim
-        self.max_output_bytes = max_output_bytes
         self.executor_name = executor
+        self.limits = Limits(timeout=timeout, memory_mb=memory_limit_mb, max_processes=max_processes,
+                             max_file_mb=max_file_mb, max_output_bytes=max_output_bytes,
+                             isolate_network=isolate_network, landlock=restrict_files,
+                             drop_privileges=drop_privileges)
+        self.protections = {}
 
     def settings(self):
-        return {'timeout': self.timeout, 'max_workers': self.max_workers,
+        return {'executor': self.executor_name, 'max_workers': self.max_workers,
                 'prefilled_mode': self.prefilled_mode, 'simps_shim': self.simps_shim,
-                'max_output_bytes': self.max_output_bytes, 'executor': self.executor_name}
+                **self.verdict_settings()}
 
-    def make_executor(self):
-        return EXECUTORS[self.executor_name](timeout=self.timeout,
-                                             max_output_bytes=self.max_output_bytes)
+    def verdict_settings(self):
+        """Settings that can change a verdict (part of the key for sharing verdicts)."""
+        limits = self.limits
+        return {'timeout': limits.timeout, 'memory_limit_mb': limits.memory_mb,
+                'max_processes': limits.max_processes, 'max_file_mb': limits.max_file_mb,
+                'max_output_bytes': limits.max_output_bytes, 'isolate_network': limits.isolate_network,
+                'restrict_files': limits.landlock, 'drop_privileges': limits.drop_privileges,
+                'simps_shim': self.simps_shim}
 
-    # ------------------------------------------------------------ programs
-    def programs(self, dataset, predictions, target_steps):
-        """step_id -> program text for runnable steps, plus records for the others."""
-        programs, records = {}, {}
+    # ------------------------------------------------------------ jobs
+    def jobs(self, dataset, predictions, targets):
+        """step_id -> StepJob for runnable steps, plus records for the steps that cannot run."""
+        jobs, records = {}, {}
+        codes = {sid: rec.get('code') for sid, rec in predictions.items()}
         for problem in dataset.problems:
-            codes = {sid: rec.get('code') for sid, rec in predictions.items()}
             for step in problem.scored_steps:
                 pred = predictions.get(step.step_id)
                 if pred is None:
                     records[step.step_id] = _record(step, 'parse_error', 'no prediction for this step')
-                    continue
-                if pred.get('error'):
+                elif pred.get('error'):
                     records[step.step_id] = _record(step, 'parse_error', pred['error'])
-                    continue
-                if step.step_id not in target_steps:
+                elif step.step_id not in targets.step_ids:
                     records[step.step_id] = _record(step, 'eval_error',
                                                     'the targets file has no entry for this step')
-                    continue
-                if pred.get('program') is not None:
-                    prefix = pred['program']
+                elif pred.get('program') is not None:
+                    jobs[step.step_id] = self._job(problem, step, pred['program'], targets)
+                elif not (pred.get('code') or '').strip():
+                    records[step.step_id] = _record(step, 'parse_error',
+                                                    'no code could be extracted from the response')
                 else:
-                    code = pred.get('code') or ''
-                    if not code.strip():
-                        records[step.step_id] = _record(step, 'parse_error',
-                                                        'no code could be extracted from the response')
-                        continue
                     prior = code_chain(problem, step.index, codes, dataset.prefilled_file,
                                        self.prefilled_mode)
-                    prefix = code_prefix(problem.dependencies, [c or '' for c in prior], code)
-                programs[step.step_id] = step_program(prefix, step.step_id, step.test_cases,
-                                                      simps_shim=self.simps_shim)
-        return programs, records
+                    program = code_prefix(problem.dependencies, [c or '' for c in prior], pred['code'])
+                    jobs[step.step_id] = self._job(problem, step, program, targets)
+        return jobs, records
+
+    def _job(self, problem, step, program, targets):
+        return StepJob(step_id=step.step_id, program=program, tests=list(step.test_cases),
+                       dependencies=problem.dependencies, targets_path=str(targets.path),
+                       simps_shim=self.simps_shim)
+
+    def make_executor(self, problems):
+        return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers,
+                                             preload=dependency_modules(problems))
 
     # ------------------------------------------------------------ running
-    def run_programs(self, steps_by_id, programs, targets_path, on_step=None):
-        executor = self.make_executor()
-        records = {}
-        with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
-            futures = {pool.submit(executor.run, program, targets_path): step_id
-                       for step_id, program in programs.items()}
-            for future in as_completed(futures):
-                step_id = futures[future]
-                step = steps_by_id[step_id]
+    def run_jobs(self, steps_by_id, jobs, targets_path, problems, on_step=None, shared=None,
+                 durations=None):
+        """Run jobs longest-first on `max_workers` threads; one record per job."""
+        shared = shared or LocalVerdicts()
+        durations = durations or StepDurations(None)
+        identity = targets_identity(targets_path)
+        settings = self.verdict_settings()
+        keys = {sid: program_key(job, identity, settings) for sid, job in jobs.items()}
+        pending = sorted(jobs, key=lambda sid: -durations.expected(sid))
+        records, observed = {}, {}
+        lock = threading.RLock()
+
+        def finish(step_id, record):
+            with lock:
+                records[step_id] = record
+            if on_step:
+                on_step(record)
+
+        def next_step():
+            """A step to run now, or None when all are done; waits on steps others are running."""
+            while True:
+                with lock:
+                    if not pending:
+                        return None
+                    for sid in list(pending):
+                        cached = shared.get(keys[sid])
+                        if cached is not None:
+                            pending.remove(sid)
+                            finish(sid, dict(cached, step_id=sid, shared=True))
+                            continue
+                        if shared.try_claim(keys[sid]):
+                            pending.remove(sid)
+                            return sid
+                    if not pending:
+                        return None
+                time.sleep(0.2)       # the rest are being run by another eval task
+
+        def work(executor):
+            while True:
+                sid = next_step()
+                if sid is None:
+                    return
+                step = steps_by_id[sid]
                 try:
-                    result = future.result()
+                    run = executor.run(jobs[sid])
+                    status, message, violation = decide(run, len(step.test_cases))
+                    record = _record(step, status, message, run, violation)
+                    protections = next((e.get('protections') for e in run.events
+                                        if e.get('event') == 'sandbox'), None)
+                    if protections and not self.protections:
+                        self.protections = protections
                 except Exception as exc:  # the harness failed, not the model
-                    records[step_id] = _record(step, 'eval_error', f'{type(exc).__name__}: {exc}')
+                    record = _record(step, 'eval_error', f'{type(exc).__name__}: {exc}')
+                if record['status'] == 'eval_error':
+                    shared.release(keys[sid])      # do not share a harness failure
                 else:
-                    records[step_id] = _record(step, verdict(result), result=result)
-                if on_step:
-                    on_step(records[step_id])
+                    shared.put(keys[sid], record)
+                    observed[sid] = record['duration_s']
+                finish(sid, record)
+
+        if pending:
+            with self.make_executor(problems) as executor:
+                threads = [threading.Thread(target=work, args=(executor,), daemon=True)
+                           for _ in range(min(self.max_workers, len(pending)))]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+        durations.save(observed)
         return records
 
-    def evaluate(self, dataset, predictions, targets, on_step=None):
-        """Per-step records and metrics for one model on one dataset.
-
-        `targets` is a targets.Targets (path, kind, step ids it covers).
-        """
+    def evaluate(self, dataset, predictions, targets, on_step=None, shared_dir=None):
+        """Per-step records and metrics for one model on one dataset."""
         steps_by_id = {s.step_id: s for p in dataset.problems for s in p.steps}
-        programs, records = self.programs(dataset, predictions, targets.step_ids)
+        jobs, records = self.jobs(dataset, predictions, targets)
         for record in records.values():
             if on_step:
                 on_step(record)
-        records.update(self.run_programs(steps_by_id, programs, targets.path, on_step))
+        shared = SharedVerdicts(shared_dir) if shared_dir else None
+        durations = StepDurations(dataset.data_dir / 'cache' / 'step_durations.json')
+        records.update(self.run_jobs(steps_by_id, jobs, targets.path, dataset.problems, on_step,
+                                     shared, durations))
         return score(dataset.problems, records)
+
+
+def default_workers():
+    """CPUs divided among the eval tasks the runner started in parallel."""
+    cpus = os.cpu_count() or 1
+    try:
+        parallel = max(1, int(os.environ.get('OPENCOMPASS_SCICODE_PARALLEL_EVALS', '1')))
+    except ValueError:
+        parallel = 1
+    return max(1, cpus // parallel)

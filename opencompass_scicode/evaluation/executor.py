@@ -1,99 +1,215 @@
-"""Runs one test program in its own Python process and working directory."""
+"""Host side of step execution: hands step jobs to worker processes.
+
+- `forkserver` (default): a few long-lived workers import the scientific
+  stack once and fork a sandboxed child per step.
+- `subprocess`: a fresh worker (a new Python, nothing preloaded) per step,
+  like the official harness's one `python` per step.
+Both run the same harness under the same sandbox, so they give the same verdicts.
+"""
+import json
 import os
-import signal
+import queue
+import secrets
 import subprocess
 import sys
-import tempfile
-import time
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-RUNTIME_DIR = Path(__file__).resolve().parent.parent / 'sandbox_runtime'
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
+THREAD_VARS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS',
+               'NUMEXPR_NUM_THREADS', 'VECLIB_MAXIMUM_THREADS')
+# Imported once by fast workers; plus the modules named in the dataset's dependencies.
+BASE_PRELOAD = ('numpy', 'numpy.linalg', 'numpy.fft', 'scipy', 'scipy.sparse', 'h5py', 'math',
+                'cmath', 'scicode.compare.cmp', 'scicode.parse.parse',
+                'opencompass_scicode.targets.h5format')
 
 
 @dataclass
-class ExecResult:
+class Limits:
+    timeout: float = 1800
+    memory_mb: Optional[int] = 8192          # address space per step, beyond what is preloaded
+    max_processes: Optional[int] = 64
+    max_file_mb: Optional[int] = 1024
+    max_output_bytes: int = 64 * 1024
+    isolate_network: bool = True
+    landlock: bool = True
+    drop_privileges: bool = True
+
+    def for_job(self):
+        mb = 1024 * 1024
+        return {'memory_bytes': self.memory_mb * mb if self.memory_mb else None,
+                'max_processes': self.max_processes,
+                'max_file_bytes': self.max_file_mb * mb if self.max_file_mb else None,
+                'max_output_bytes': self.max_output_bytes,
+                'isolate_network': self.isolate_network, 'landlock': self.landlock,
+                'drop_privileges': self.drop_privileges}
+
+
+@dataclass
+class StepJob:
+    step_id: str
+    program: str             # everything before the tests (dependencies, earlier steps, this step)
+    tests: list
+    dependencies: str
+    targets_path: str
+    simps_shim: bool = True
+
+
+@dataclass
+class StepRun:
     returncode: Optional[int]
-    stdout: str
-    stderr: str
+    timed_out: bool
     duration_s: float
-    timed_out: bool = False
-    error: Optional[str] = None     # the harness could not run the program
+    stdout: str = ''
+    stderr: str = ''
+    events: list = field(default_factory=list)
+    nonce: str = ''
+    error: Optional[str] = None          # the harness itself failed
+    process_limit_hit: bool = False
 
 
-def read_capped(path, cap):
-    """At most `cap` bytes of a file: its head and tail, with a marker between."""
-    size = path.stat().st_size
-    with open(path, 'rb') as fh:
-        if size <= cap:
-            data = fh.read()
-        else:
-            head = fh.read(cap // 2)
-            fh.seek(size - cap // 2)
-            tail = fh.read()
-            data = head + f'\n...[{size - len(head) - len(tail)} bytes cut]...\n'.encode() + tail
-    return data.decode('utf-8', errors='replace')
-
-
-def test_process_env(targets_path, extra=None):
+def worker_env(threads):
     env = dict(os.environ)
-    paths = [str(RUNTIME_DIR), str(PACKAGE_PARENT)]
-    env['PYTHONPATH'] = os.pathsep.join(paths)
-    env['SCICODE_H5_PATH'] = str(targets_path) if targets_path else ''
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(PACKAGE_PARENT), env.get('PYTHONPATH')) if p)
     env['PYTHONDONTWRITEBYTECODE'] = '1'
     env['MPLBACKEND'] = 'Agg'
-    env.update(extra or {})
+    for var in THREAD_VARS:
+        env.setdefault(var, str(threads))
     return env
 
 
-class SubprocessExecutor:
-    """A fresh `python program.py` per step, in a temporary directory."""
+def parse_events(text, nonce):
+    events = []
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            events.append({'event': 'garbled', 'detail': line[:200]})
+            continue
+        if not isinstance(event, dict) or event.get('nonce') != nonce:
+            events.append({'event': 'forged', 'detail': line[:200]})
+            continue
+        events.append(event)
+    return events
 
+
+class _Worker:
+    def __init__(self, preload, threads):
+        cmd = [sys.executable, '-m', 'opencompass_scicode.evaluation.worker']
+        if preload:
+            cmd += ['--preload', ','.join(preload)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     env=worker_env(threads), text=True, bufsize=1)
+
+    def run(self, payload):
+        try:
+            self.proc.stdin.write(json.dumps(payload) + '\n')
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except (BrokenPipeError, OSError) as exc:
+            return {'error': f'worker died: {exc}'}
+        if not line:
+            return {'error': f'worker died (exit code {self.proc.poll()})'}
+        return json.loads(line)
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class _BaseExecutor:
+    name = None
+
+    def __init__(self, limits, workers=1, preload=(), threads=None):
+        self.limits = limits
+        self.workers = max(1, workers)
+        cpus = os.cpu_count() or 1
+        self.threads = threads or max(1, cpus // self.workers)
+        self.preload = tuple(dict.fromkeys(BASE_PRELOAD + tuple(preload)))
+
+    def _payload(self, job):
+        nonce = secrets.token_hex(16)
+        return nonce, {'step_id': job.step_id, 'program': job.program, 'tests': list(job.tests),
+                       'dependencies': job.dependencies, 'targets_path': str(job.targets_path),
+                       'simps_shim': job.simps_shim, 'nonce': nonce, 'timeout': self.limits.timeout,
+                       'limits': self.limits.for_job()}
+
+    @staticmethod
+    def _to_run(result, nonce):
+        if result.get('error'):
+            return StepRun(None, False, result.get('duration_s', 0.0), error=result['error'], nonce=nonce)
+        run = StepRun(result['returncode'], result['timed_out'], result['duration_s'],
+                      result['stdout'], result['stderr'], parse_events(result['report'], nonce), nonce)
+        run.process_limit_hit = result.get('process_limit_hit', False)
+        return run
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def start(self):
+        pass
+
+    def close(self):
+        pass
+
+
+class ForkServerExecutor(_BaseExecutor):
+    name = 'forkserver'
+
+    def start(self):
+        self._idle = queue.Queue()
+        self._all = []
+        self._lock = threading.Lock()
+        for _ in range(self.workers):
+            worker = _Worker(self.preload, self.threads)
+            self._all.append(worker)
+            self._idle.put(worker)
+
+    def run(self, job):
+        nonce, payload = self._payload(job)
+        worker = self._idle.get()
+        try:
+            result = worker.run(payload)
+            if result.get('error') and worker.proc.poll() is not None:
+                with self._lock:           # replace a dead worker
+                    self._all.remove(worker)
+                    worker = _Worker(self.preload, self.threads)
+                    self._all.append(worker)
+        finally:
+            self._idle.put(worker)
+        return self._to_run(result, nonce)
+
+    def close(self):
+        for worker in getattr(self, '_all', []):
+            worker.close()
+        self._all = []
+
+
+class SubprocessExecutor(_BaseExecutor):
+    """A new Python for every step, nothing preloaded."""
     name = 'subprocess'
 
-    def __init__(self, timeout=1800, max_output_bytes=64 * 1024, python=None, env=None):
-        self.timeout = timeout
-        self.max_output_bytes = max_output_bytes
-        self.python = python or sys.executable
-        self.env = env or {}
-
-    def run(self, program, targets_path):
-        with tempfile.TemporaryDirectory(prefix='scicode-step-') as workdir:
-            work = Path(workdir)
-            script = work / 'program.py'
-            script.write_text(program, encoding='utf-8')
-            out_path, err_path = work / '.stdout', work / '.stderr'
-            start = time.monotonic()
-            with open(out_path, 'wb') as out, open(err_path, 'wb') as err:
-                try:
-                    proc = subprocess.Popen(
-                        [self.python, script.name], cwd=work, stdout=out, stderr=err,
-                        stdin=subprocess.DEVNULL, env=test_process_env(targets_path, self.env),
-                        start_new_session=True)
-                except OSError as exc:
-                    return ExecResult(None, '', '', 0.0, error=f'could not start python: {exc}')
-                timed_out = False
-                try:
-                    proc.wait(timeout=self.timeout)
-                except subprocess.TimeoutExpired:
-                    timed_out = True
-                finally:
-                    _kill_group(proc.pid)
-                    proc.wait()
-            duration = time.monotonic() - start
-            return ExecResult(
-                returncode=proc.returncode,
-                stdout=read_capped(out_path, self.max_output_bytes),
-                stderr=read_capped(err_path, self.max_output_bytes),
-                duration_s=round(duration, 3),
-                timed_out=timed_out,
-            )
+    def run(self, job):
+        nonce, payload = self._payload(job)
+        worker = _Worker((), self.threads)
+        try:
+            result = worker.run(payload)
+        finally:
+            worker.close()
+        return self._to_run(result, nonce)
 
 
-def _kill_group(pgid):
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+EXECUTORS = {'forkserver': ForkServerExecutor, 'subprocess': SubprocessExecutor}

@@ -59,6 +59,8 @@ class LocalRunner:
             return []
         if self.debug:
             return [self._run_inline(t) for t in tasks]
+        # Eval tasks running side by side share the CPUs (see evaluator.default_workers).
+        self._parallel = min(self.max_num_workers, len(tasks))
         statuses = [None] * len(tasks)
         with Progress(TextColumn('{task.description}'), BarColumn(), MofNCompleteColumn(),
                       TextColumn('{task.fields[extra]}'), TimeElapsedColumn(),
@@ -99,6 +101,7 @@ class LocalRunner:
         log_path = runnable.log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
+        env['OPENCOMPASS_SCICODE_PARALLEL_EVALS'] = str(self._parallel)
         env['PYTHONPATH'] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get('PYTHONPATH')) if p)
         start = time.monotonic()
         with open(log_path, 'ab') as log:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import h5py
 
-from ..evaluation.executor import SubprocessExecutor
+from ..evaluation.scripts import ScriptRunner
 from ..evaluation.program import SIMPS_SHIM, code_prefix, needs_simps_shim
 from ..inference.extract import strip_imports
 from ..predictions import fingerprint
@@ -73,7 +73,7 @@ def regenerate(dataset, out_path, max_workers=None, timeout=1800, progress=None)
              if s.ground_truth_code and s.step_id not in report]
     if not steps:
         return report
-    executor = SubprocessExecutor(timeout=timeout, max_output_bytes=8 * 1024)
+    executor = ScriptRunner(timeout=timeout, max_output_bytes=8 * 1024)
     new = {}
     with tempfile.TemporaryDirectory(prefix='scicode-regen-') as tmp:
         def run_one(problem, step):

@@ -49,7 +49,8 @@ class EvalTask(BaseTask):
             progress.update(done=counts['done'], errors=counts['failed'])
 
         start = time.monotonic()
-        scores = evaluator.evaluate(dataset, predictions, targets, on_step=on_step)
+        scores = evaluator.evaluate(dataset, predictions, targets, on_step=on_step,
+                                    shared_dir=self.run_dir.root / 'cache' / 'verdicts')
         results = {
             'model': self.model_abbr,
             'dataset': self.dataset_abbr,
@@ -59,6 +60,7 @@ class EvalTask(BaseTask):
             **{k: v for k, v in scores.items() if k != 'problems'},
             'targets_file': str(targets.path),
             'evaluator': evaluator.settings(),
+            'protections': evaluator.protections,
             'predictions_digest': digest,
             'duration_s': round(time.monotonic() - start, 3),
             'created_at': datetime.now(timezone.utc).isoformat(timespec='seconds'),

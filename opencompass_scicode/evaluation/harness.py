@@ -1,0 +1,143 @@
+"""Runs one step inside its sandboxed process and reports what it saw.
+
+Same semantics as the official test program: the program text (dependencies,
+earlier steps, this step) runs as `__main__`, then each test case in order in
+the same namespace with `target` set to its expected value. Differences that
+only matter to code trying to cheat:
+- the targets are handed in by the harness; the targets file itself is never
+  reachable and `process_hdf5_to_tuple` refuses to run;
+- `SystemExit` (sys.exit, exit(), raise SystemExit) is caught and reported;
+- the harness reports to its parent over a private pipe, with a nonce, after
+  each test and at the end, then leaves with os._exit: a process that exits
+  on its own (os._exit(0), atexit hooks) never produces the final report;
+- after the program and after each test a Guard checks that comparison
+  functions, builtins and the dependency names were not rebound.
+The parent decides the verdict from these reports (see verdict.py).
+"""
+import builtins
+import json
+import os
+import sys
+import traceback
+
+from .guard import Guard
+
+_write = os.write      # bound before any untrusted code can rebind os.write
+_dumps = json.dumps
+_exit = os._exit
+
+
+class TargetsAccessDenied(PermissionError):
+    pass
+
+
+def _reporter(fd, nonce):
+    def report(event, **fields):
+        fields.update(event=event, nonce=nonce)
+        data = (_dumps(fields, default=str) + '\n').encode()
+        while data:
+            written = _write(fd, data)
+            data = data[written:]
+    return report
+
+
+def _flush_std():
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+def _install_simps_shim():
+    import scipy.integrate as integrate
+    if hasattr(integrate, 'simps'):
+        return
+
+    def simps(y, x=None, dx=1.0, axis=-1, even=None):
+        return integrate.simpson(y, x=x, dx=dx, axis=axis)
+    integrate.simps = simps
+
+
+def _deny_targets(flags):
+    def process_hdf5_to_tuple(*args, **kwargs):
+        flags.append('called process_hdf5_to_tuple (reading the test targets)')
+        raise TargetsAccessDenied('test targets are not available to step code')
+    try:
+        import scicode.parse.parse as parse
+        parse.process_hdf5_to_tuple = process_hdf5_to_tuple
+    except ImportError:
+        pass
+    return process_hdf5_to_tuple
+
+
+def _dependency_names(dependencies):
+    import ast
+    names = []
+    try:
+        tree = ast.parse(dependencies)
+    except SyntaxError:
+        return names
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != '*':
+                    names.append(alias.asname or alias.name.split('.')[0])
+    return names
+
+
+def run_step(job, report_fd):
+    """Never returns: ends the process with os._exit."""
+    report = _reporter(report_fd, job['nonce'])
+    flags = []
+    status = 1
+    try:
+        if job.get('simps_shim') and ('simps' in job['program'] or any('simps' in t for t in job['tests'])):
+            _install_simps_shim()      # imports scipy.integrate: only where it is used
+        namespace = {'__name__': '__main__', '__builtins__': builtins}
+        # Bind the dependency names first, so the guard knows the real objects.
+        exec(compile(job['dependencies'], 'dependencies', 'exec'), namespace)
+        denied = _deny_targets(flags)
+        guard = Guard(namespace, _dependency_names(job['dependencies']))
+        report('started')
+        code = compile(job['program'], 'program.py', 'exec')
+        if not _run(code, namespace, report, 'program', guard, flags):
+            return
+        namespace['process_hdf5_to_tuple'] = denied
+        namespace['targets'] = job['targets']
+        for index, test in enumerate(job['tests']):
+            namespace['target'] = job['targets'][index]
+            code = compile(test, f'test_case_{index + 1}', 'exec')
+            if not _run(code, namespace, report, f'test {index + 1}', guard, flags):
+                return
+            report('test_done', test=index + 1)
+        report('completed', tests=len(job['tests']))
+        status = 0
+    except BaseException:
+        traceback.print_exc()
+        report('harness_error', detail=traceback.format_exc()[-2000:])
+    finally:
+        _flush_std()
+        _exit(status)
+
+
+def _run(code, namespace, report, where, guard, flags):
+    try:
+        exec(code, namespace)
+    except SystemExit as exc:
+        report('violation', where=where, detail=f'the program called exit ({exc.code!r}) instead of '
+                                                f'letting the tests run to the end')
+        return False
+    except BaseException as exc:
+        traceback.print_exc()
+        detail = f'{type(exc).__name__}: {exc}'[:500]
+        if flags:
+            report('violation', where=where, detail='; '.join(flags))
+        else:
+            report('exception', where=where, detail=detail)
+        return False
+    problems = guard.violations() + flags
+    if problems:
+        report('violation', where=where, detail='; '.join(problems))
+        return False
+    return True

@@ -1,0 +1,274 @@
+"""Locks down a freshly forked step process before untrusted code runs in it.
+
+Layers (each applied if the OS allows it; what was active is reported):
+- resource limits: address space (memory), processes, file size, no core dumps;
+- its own session, working directory, environment without harness secrets;
+- no network: a new network namespace (root, or via a user namespace);
+- Landlock (Linux >= 5.13): files may be written only inside the working
+  directory, and read only from system and Python installation paths, so the
+  targets file, predictions and results are out of reach;
+- root only: runs under its own unprivileged uid (so the process limit counts
+  only this step's processes and no root-owned file is writable).
+"""
+import ctypes
+import errno
+import os
+import resource
+import struct
+import sys
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+
+# Landlock (uapi/linux/landlock.h); the syscall numbers are the same on every arch.
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LANDLOCK_RULE_PATH_BENEATH = 1
+FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+FS_REMOVE_DIR, FS_REMOVE_FILE, FS_MAKE_CHAR, FS_MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
+FS_MAKE_REG, FS_MAKE_SOCK, FS_MAKE_FIFO, FS_MAKE_BLOCK = 1 << 8, 1 << 9, 1 << 10, 1 << 11
+FS_MAKE_SYM, FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 12, 1 << 13, 1 << 14, 1 << 15
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1
+
+READ = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
+UNSANDBOXED_UID_BASE = 200000
+
+
+def landlock_abi():
+    abi = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    return abi if abi > 0 else 0
+
+
+def _fs_rights(abi):
+    rights = (FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_READ_DIR | FS_REMOVE_DIR
+              | FS_REMOVE_FILE | FS_MAKE_CHAR | FS_MAKE_DIR | FS_MAKE_REG | FS_MAKE_SOCK
+              | FS_MAKE_FIFO | FS_MAKE_BLOCK | FS_MAKE_SYM)
+    if abi >= 2:
+        rights |= FS_REFER
+    if abi >= 3:
+        rights |= FS_TRUNCATE
+    if abi >= 5:
+        rights |= FS_IOCTL_DEV
+    return rights
+
+
+def _add_path_rule(ruleset_fd, path, allowed):
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if not os.path.isdir(path):
+            # Directory-only rights are refused on a file.
+            allowed &= FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV
+        attr = struct.pack('=Qi', allowed, fd)
+        buf = ctypes.create_string_buffer(attr, len(attr))
+        return _libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, buf, 0) == 0
+    finally:
+        os.close(fd)
+
+
+def apply_landlock(workdir, readable, writable_files=('/dev/null',)):
+    """Restrict this process (and its future children) to the given paths."""
+    abi = landlock_abi()
+    if abi == 0:
+        return {'landlock': False, 'landlock_why': 'not supported by this kernel'}
+    handled = _fs_rights(abi)
+    handled_net = (NET_BIND_TCP | NET_CONNECT_TCP) if abi >= 4 else 0
+    attr = struct.pack('=QQ', handled, handled_net) if abi >= 4 else struct.pack('=Q', handled)
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    ruleset = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, buf, len(attr), 0)
+    if ruleset < 0:
+        return {'landlock': False, 'landlock_why': os.strerror(ctypes.get_errno())}
+    try:
+        for path in readable:
+            _add_path_rule(ruleset, path, READ & handled)
+        for path in writable_files:
+            _add_path_rule(ruleset, path, (READ | FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0)) & handled)
+        if not _add_path_rule(ruleset, workdir, handled):
+            return {'landlock': False, 'landlock_why': 'could not add the working directory'}
+        if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return {'landlock': False, 'landlock_why': 'no_new_privs refused'}
+        if _libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
+            return {'landlock': False, 'landlock_why': os.strerror(ctypes.get_errno())}
+    finally:
+        os.close(ruleset)
+    return {'landlock': True, 'landlock_abi': abi, 'tcp_blocked_by_landlock': bool(handled_net)}
+
+
+def readable_roots(extra=()):
+    """Paths a step may read: the OS and the Python installation, not the project."""
+    roots = {'/usr', '/lib', '/lib64', '/lib32', '/bin', '/sbin', '/etc', '/proc', '/sys', '/dev',
+             '/opt', sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for entry in sys.path:
+        # site-packages and the stdlib; the project checkout itself stays out
+        if entry and os.path.isdir(entry) and ('site-packages' in entry or 'dist-packages' in entry
+                                               or entry.startswith(sys.base_prefix)):
+            roots.add(entry)
+    # the stand-in `scicode` package the tests import (harness code, no data)
+    roots.add(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox_runtime'))
+    roots.update(extra)
+    return sorted(r for r in roots if os.path.exists(r))
+
+
+def set_limits(memory_bytes=None, max_procs=None, max_file_bytes=None):
+    applied = {}
+    if memory_bytes:
+        # Address space counts what is already mapped (the preloaded libraries), so add it.
+        base = _current_vm_bytes()
+        limit = base + memory_bytes
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        applied['memory_limit_bytes'] = memory_bytes
+    if max_procs:
+        resource.setrlimit(resource.RLIMIT_NPROC, (max_procs, max_procs))
+        applied['max_processes'] = max_procs
+    if max_file_bytes:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
+        applied['max_file_bytes'] = max_file_bytes
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return applied
+
+
+def _current_vm_bytes():
+    try:
+        with open('/proc/self/statm') as fh:
+            return int(fh.read().split()[0]) * os.sysconf('SC_PAGE_SIZE')
+    except (OSError, ValueError):
+        return 0
+
+
+def isolate_network():
+    if _libc.unshare(CLONE_NEWNET) == 0:
+        return {'network': 'isolated (network namespace)'}
+    if ctypes.get_errno() == errno.EPERM and _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0:
+        return {'network': 'isolated (user + network namespace)'}
+    return {'network': 'not isolated'}
+
+
+def drop_privileges(workdir, allowed):
+    """As root, become a uid of our own, unique among live steps (it is the pid).
+
+    Only where the Python installation is readable by other users (`allowed`);
+    otherwise the step keeps its uid and relies on Landlock and cgroups.
+    """
+    if os.getuid() != 0:
+        return {'uid': os.getuid()}
+    if not allowed:
+        return {'uid': 0, 'uid_note': 'kept: the Python installation is not readable by other users'}
+    uid = UNSANDBOXED_UID_BASE + os.getpid()
+    os.chown(workdir, uid, uid)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    return {'uid': uid}
+
+
+def die_with_parent():
+    import signal
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+# ------------------------------------------------------------ cgroups (v1)
+CGROUP_ROOT = '/sys/fs/cgroup'
+
+
+def _own_cgroup(controller):
+    try:
+        with open('/proc/self/cgroup') as fh:
+            for line in fh:
+                _, controllers, path = line.rstrip('\n').split(':', 2)
+                if controller in controllers.split(','):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+class StepCgroups:
+    """Per-step cgroups (v1 `pids` and `memory`), where the host lets us create them.
+
+    They cap the processes and the memory of the whole step, children included,
+    and list every process of the step so that none survives it.
+    """
+
+    def __init__(self, name, max_procs=None, memory_bytes=None):
+        self.dirs = []
+        wanted = []
+        if max_procs:
+            wanted.append(('pids', 'pids.max', max_procs))
+        if memory_bytes:
+            wanted.append(('memory', 'memory.limit_in_bytes', memory_bytes))
+        self.active = {}
+        for controller, knob, value in wanted:
+            own = _own_cgroup(controller)
+            if own is None:
+                continue
+            path = os.path.join(CGROUP_ROOT, controller, own.lstrip('/'), name)
+            try:
+                os.mkdir(path)
+            except OSError:
+                continue
+            try:
+                with open(os.path.join(path, knob), 'w') as fh:
+                    fh.write(str(value))
+            except OSError:
+                os.rmdir(path)
+                continue
+            self.dirs.append(path)
+            self.active[controller] = value
+
+    def join(self):
+        """Called in the step process: move itself (and so all its children) in."""
+        for path in self.dirs:
+            with open(os.path.join(path, 'cgroup.procs'), 'w') as fh:
+                fh.write(str(os.getpid()))
+
+    def pids(self):
+        found = set()
+        for path in self.dirs:
+            try:
+                with open(os.path.join(path, 'cgroup.procs')) as fh:
+                    found.update(int(x) for x in fh.read().split())
+            except OSError:
+                pass
+        return found
+
+    def remove(self):
+        import signal
+        import time
+        for _ in range(200):
+            pids = self.pids()
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.005)
+        for path in self.dirs:
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+
+
+def python_readable_by_others():
+    """Can an unprivileged uid read the Python installation and its packages?"""
+    paths = {sys.prefix, sys.base_prefix}
+    paths.update(p for p in sys.path if 'site-packages' in p and os.path.isdir(p))
+    for path in paths:
+        current = '/'
+        for part in os.path.abspath(path).strip('/').split('/'):
+            current = os.path.join(current, part)
+            try:
+                mode = os.stat(current).st_mode
+            except OSError:
+                return False
+            if mode & 0o005 != 0o005:
+                return False
+    return True

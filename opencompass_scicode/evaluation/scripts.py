@@ -1,0 +1,102 @@
+"""Runs a complete program text as `python program.py` in a temporary directory.
+
+For trusted code only (regenerating targets from the gold code, the
+official-style baseline in benchmarks/): no sandbox beyond its own process
+group and directory. Model code goes through executor.py.
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+RUNTIME_DIR = Path(__file__).resolve().parent.parent / 'sandbox_runtime'
+PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
+
+
+@dataclass
+class ExecResult:
+    returncode: Optional[int]
+    stdout: str
+    stderr: str
+    duration_s: float
+    timed_out: bool = False
+    error: Optional[str] = None     # the harness could not run the program
+
+
+def read_capped(path, cap):
+    """At most `cap` bytes of a file: its head and tail, with a marker between."""
+    size = path.stat().st_size
+    with open(path, 'rb') as fh:
+        if size <= cap:
+            data = fh.read()
+        else:
+            head = fh.read(cap // 2)
+            fh.seek(size - cap // 2)
+            tail = fh.read()
+            data = head + f'\n...[{size - len(head) - len(tail)} bytes cut]...\n'.encode() + tail
+    return data.decode('utf-8', errors='replace')
+
+
+def test_process_env(targets_path, extra=None):
+    env = dict(os.environ)
+    paths = [str(RUNTIME_DIR), str(PACKAGE_PARENT)]
+    env['PYTHONPATH'] = os.pathsep.join(paths)
+    env['SCICODE_H5_PATH'] = str(targets_path) if targets_path else ''
+    env['PYTHONDONTWRITEBYTECODE'] = '1'
+    env['MPLBACKEND'] = 'Agg'
+    env.update(extra or {})
+    return env
+
+
+class ScriptRunner:
+    """A fresh `python program.py` per call, killed with its process group on timeout."""
+
+    def __init__(self, timeout=1800, max_output_bytes=64 * 1024, python=None, env=None):
+        self.timeout = timeout
+        self.max_output_bytes = max_output_bytes
+        self.python = python or sys.executable
+        self.env = env or {}
+
+    def run(self, program, targets_path):
+        with tempfile.TemporaryDirectory(prefix='scicode-step-') as workdir:
+            work = Path(workdir)
+            script = work / 'program.py'
+            script.write_text(program, encoding='utf-8')
+            out_path, err_path = work / '.stdout', work / '.stderr'
+            start = time.monotonic()
+            with open(out_path, 'wb') as out, open(err_path, 'wb') as err:
+                try:
+                    proc = subprocess.Popen(
+                        [self.python, script.name], cwd=work, stdout=out, stderr=err,
+                        stdin=subprocess.DEVNULL, env=test_process_env(targets_path, self.env),
+                        start_new_session=True)
+                except OSError as exc:
+                    return ExecResult(None, '', '', 0.0, error=f'could not start python: {exc}')
+                timed_out = False
+                try:
+                    proc.wait(timeout=self.timeout)
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                finally:
+                    _kill_group(proc.pid)
+                    proc.wait()
+            duration = time.monotonic() - start
+            return ExecResult(
+                returncode=proc.returncode,
+                stdout=read_capped(out_path, self.max_output_bytes),
+                stderr=read_capped(err_path, self.max_output_bytes),
+                duration_s=round(duration, 3),
+                timed_out=timed_out,
+            )
+
+
+def _kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,138 @@
+"""Run each distinct step program once per run, and remember how long steps take.
+
+`SharedVerdicts`: eval tasks of one run (separate processes) score identical
+step programs — same program text, tests, targets and limits; for example a
+model whose answers are the same with and without background. The first task
+to claim a program runs it; the others reuse its record.
+
+`StepDurations`: seconds each step took last time, so the longest run first
+and the workers finish together.
+"""
+import fcntl
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+
+def program_key(job, targets_identity, verdict_settings):
+    digest = hashlib.sha256()
+    for part in (job.step_id, job.program, json.dumps(list(job.tests)), job.dependencies,
+                 json.dumps(targets_identity, sort_keys=True), json.dumps(verdict_settings, sort_keys=True)):
+        digest.update(part.encode('utf-8'))
+        digest.update(b'\0')
+    return digest.hexdigest()[:32]
+
+
+def targets_identity(path):
+    stat = os.stat(path)
+    return {'path': str(Path(path).resolve()), 'size': stat.st_size, 'mtime_ns': stat.st_mtime_ns}
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class SharedVerdicts:
+    def __init__(self, directory):
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def _result(self, key):
+        return self.dir / f'{key}.json'
+
+    def _claim(self, key):
+        return self.dir / f'{key}.claim'
+
+    def get(self, key):
+        try:
+            return json.loads(self._result(key).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def try_claim(self, key):
+        """True: the caller must run it. False: someone else is running it right now."""
+        claim = self._claim(key)
+        for _ in range(2):
+            try:
+                fd = os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                try:
+                    owner = int(claim.read_text() or 0)
+                except (OSError, ValueError):
+                    owner = 0
+                if owner and _alive(owner):
+                    return False
+                claim.unlink(missing_ok=True)     # its owner died: take over
+                continue
+            with os.fdopen(fd, 'w') as fh:
+                fh.write(str(os.getpid()))
+            return True
+        return False
+
+    def put(self, key, record):
+        path = self._result(key)
+        tmp = path.with_name(f'.{path.name}.{os.getpid()}')
+        tmp.write_text(json.dumps(record))
+        os.replace(tmp, path)
+        self._claim(key).unlink(missing_ok=True)
+
+    def release(self, key):
+        self._claim(key).unlink(missing_ok=True)
+
+
+class LocalVerdicts(SharedVerdicts):
+    """Same interface, nothing shared: for evaluations outside a run directory."""
+
+    def __init__(self):
+        self._results = {}
+
+    def get(self, key):
+        return self._results.get(key)
+
+    def try_claim(self, key):
+        return True
+
+    def put(self, key, record):
+        self._results[key] = record
+
+    def release(self, key):
+        pass
+
+
+class StepDurations:
+    DEFAULT = 1.0
+
+    def __init__(self, path):
+        self.path = Path(path) if path else None
+        self.known = self._load()
+
+    def _load(self):
+        if not self.path:
+            return {}
+        try:
+            return json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def expected(self, step_id):
+        return self.known.get(step_id, self.DEFAULT)
+
+    def save(self, observed):
+        if not self.path or not observed:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_suffix('.lock'), 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            merged = self._load()
+            merged.update({k: round(v, 3) for k, v in observed.items()})
+            tmp = self.path.with_name(f'.{self.path.name}.{os.getpid()}.{time.monotonic_ns()}')
+            tmp.write_text(json.dumps(merged, indent=0, sort_keys=True))
+            os.replace(tmp, self.path)

@@ -1,0 +1,318 @@
+"""A worker process that runs step jobs, each in a forked, sandboxed child.
+
+`python -m opencompass_scicode.evaluation.worker [--preload mod,mod]` reads
+one JSON job per line on stdin and answers one JSON result per line on
+stdout. With --preload it imports the scientific stack once, so every forked
+child starts with it in memory (the fast executor); without, each child pays
+its own imports (the plain executor spawns one worker per step).
+
+The worker is a child subreaper: whatever a step starts (even after setsid
+or a double fork) is re-parented to the worker and killed when the step ends.
+"""
+import argparse
+import ctypes
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+PR_SET_CHILD_SUBREAPER = 36
+RUNTIME_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox_runtime')
+REPORT_FD = 3
+DROP_OK = False      # set at start: may steps run under their own uid?
+_JOBS = 0
+
+
+def _children_of(pid):
+    kids = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat', 'rb') as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # the command name may hold spaces or parentheses: split after the last ')'
+        fields = stat[stat.rfind(b')') + 2:].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            kids.append(int(entry))
+    return kids
+
+
+def _reap():
+    """Reap finished children; True if some child is still running."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+
+
+def kill_descendants():
+    """SIGKILL every process below this one (orphans come back to us as subreaper)."""
+    me = os.getpid()
+    for _ in range(10000):
+        if not _reap():
+            return
+        for kid in _children_of(me):
+            try:
+                os.kill(kid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.001)
+
+
+class CappedBuffer:
+    """Keeps the first and last `cap/2` bytes of a stream, counts the rest."""
+
+    def __init__(self, cap):
+        self.half = max(1, cap // 2)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def feed(self, data):
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > self.half:
+                cut = len(self.tail) - self.half
+                self.dropped += cut
+                del self.tail[:cut]
+
+    def text(self):
+        middle = f'\n...[{self.dropped} bytes cut]...\n'.encode() if self.dropped else b''
+        return (bytes(self.head) + middle + bytes(self.tail)).decode('utf-8', errors='replace')
+
+
+def _child(job, workdir, out_w, err_w, rep_w, cgroups):
+    """In the forked child: lock down, then hand over to the harness. Never returns."""
+    try:
+        from . import harness, sandbox
+        cgroups.join()
+        os.setsid()
+        sandbox.die_with_parent()
+        os.dup2(rep_w, REPORT_FD)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.closerange(REPORT_FD + 1, 65536)     # the worker's pipes, the targets file, ...
+        sys.stdout = open(1, 'w', encoding='utf-8', errors='backslashreplace', closefd=False)
+        sys.stderr = open(2, 'w', encoding='utf-8', errors='backslashreplace', closefd=False)
+        for key in [k for k in os.environ if k.startswith('SCICODE_')]:
+            del os.environ[key]
+        os.environ.update(HOME=workdir, TMPDIR=workdir, MPLCONFIGDIR=workdir)
+        os.chdir(workdir)
+        limits = job['limits']
+        protections = {'own_process': True, 'own_workdir': True, 'subreaper_cleanup': True,
+                       'cgroups': dict(cgroups.active)}
+        drop = limits.get('drop_privileges', True) and os.getuid() == 0 and DROP_OK
+        max_procs = limits.get('max_processes')
+        if 'pids' in cgroups.active:
+            max_procs = None                      # the cgroup counts the whole step already
+        elif max_procs and os.getuid() != 0:
+            max_procs += _process_count(os.getuid())
+        elif max_procs and not drop:
+            max_procs = None                      # root ignores RLIMIT_NPROC: the worker polls instead
+        protections['process_limit'] = ('cgroup' if 'pids' in cgroups.active else
+                                         'rlimit' if max_procs else 'polling')
+        protections.update(sandbox.set_limits(limits.get('memory_bytes'), max_procs,
+                                              limits.get('max_file_bytes')))
+        if limits.get('isolate_network', True):
+            protections.update(sandbox.isolate_network())
+        if limits.get('landlock', True):
+            protections.update(sandbox.apply_landlock(workdir, sandbox.readable_roots()))
+        if limits.get('drop_privileges', True):
+            protections.update(sandbox.drop_privileges(workdir, DROP_OK))
+        _reseed()
+        os.write(REPORT_FD, (json.dumps({'event': 'sandbox', 'nonce': job['nonce'],
+                                         'protections': protections}) + '\n').encode())
+        harness.run_step(job, REPORT_FD)
+    except BaseException:
+        import traceback
+        try:
+            traceback.print_exc()
+            sys.stderr.flush()
+        finally:
+            os._exit(70)
+    os._exit(71)
+
+
+def _count_descendants(root):
+    """Processes below `root` (orphans come back to it, so its subtree is the whole step)."""
+    parents = {}
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open(f'/proc/{entry}/stat', 'rb') as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b')') + 2:].split()
+            if len(fields) > 1:
+                parents[int(entry)] = int(fields[1])
+    count = 0
+    for pid in parents:
+        seen = pid
+        for _ in range(64):
+            seen = parents.get(seen)
+            if seen is None:
+                break
+            if seen == root:
+                count += 1
+                break
+    return count
+
+
+def _process_count(uid):
+    count = 0
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                if os.stat(f'/proc/{entry}').st_uid == uid:
+                    count += 1
+            except OSError:
+                pass
+    return count
+
+
+def _reseed():
+    # Forked children would otherwise share one random stream.
+    random.seed()
+    numpy = sys.modules.get('numpy')
+    if numpy is not None:
+        numpy.random.seed()
+
+
+def run_job(job, workroot):
+    from ..targets.h5format import read_step_targets
+    started = time.monotonic()
+    try:
+        job['targets'] = read_step_targets(job['targets_path'], job['step_id'], len(job['tests']))
+    except Exception as exc:
+        return {'error': f'could not read the targets of step {job["step_id"]}: {type(exc).__name__}: {exc}',
+                'duration_s': 0.0}
+    from .sandbox import StepCgroups
+    workdir = tempfile.mkdtemp(prefix='step-', dir=workroot)
+    limits = job['limits']
+    global _JOBS
+    _JOBS += 1
+    cgroups = StepCgroups(f'scicode-{os.getpid()}-{_JOBS}', limits.get('max_processes'),
+                          limits.get('memory_bytes'))
+    poll_procs = limits.get('max_processes') if 'pids' not in cgroups.active else None
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        _child(job, workdir, out_w, err_w, rep_w, cgroups)
+    for fd in (out_w, err_w, rep_w):
+        os.close(fd)
+    cap = job['limits'].get('max_output_bytes', 64 * 1024)
+    buffers = {out_r: CappedBuffer(cap), err_r: CappedBuffer(cap), rep_r: CappedBuffer(1 << 20)}
+    deadline = started + job['timeout']
+    timed_out, too_many, status = False, False, None
+    pidfd = os.pidfd_open(pid)
+    open_fds = set(buffers)
+    try:
+        while status is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            if poll_procs and _count_descendants(os.getpid()) > poll_procs:
+                too_many = True
+                break
+            wait = min(remaining, 0.05 if poll_procs else 1.0)
+            ready, _, _ = select.select(list(open_fds) + [pidfd], [], [], wait)
+            for fd in ready:
+                if fd == pidfd:
+                    continue
+                data = os.read(fd, 65536)
+                if data:
+                    buffers[fd].feed(data)
+                else:
+                    open_fds.discard(fd)
+            if pidfd in ready:
+                _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(pidfd)
+        cgroups.remove()             # kills whatever is left in the step's cgroups
+        kill_descendants()           # the step and everything it started, however detached
+        if status is None:
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:
+                status = None
+        for fd in list(open_fds):    # every writer is dead now: read what is left
+            while True:
+                ready, _, _ = select.select([fd], [], [], 0.5)
+                data = os.read(fd, 65536) if ready else b''
+                if not data:
+                    break
+                buffers[fd].feed(data)
+        for fd in buffers:
+            os.close(fd)
+        shutil.rmtree(workdir, ignore_errors=True)
+    returncode = None
+    if status is not None:
+        returncode = os.waitstatus_to_exitcode(status)
+    return {
+        'returncode': returncode,
+        'timed_out': timed_out,
+        'process_limit_hit': too_many,
+        'duration_s': round(time.monotonic() - started, 3),
+        'stdout': buffers[out_r].text(),
+        'stderr': buffers[err_r].text(),
+        'report': buffers[rep_r].text(),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--preload', default='', help='comma-separated modules to import once')
+    args = parser.parse_args(argv)
+    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    sys.path.insert(0, RUNTIME_DIR)
+    # What every step needs; the rest on request.
+    from . import harness, sandbox  # noqa: F401
+    from .guard import WATCHED  # noqa: F401
+    import scicode.compare.cmp  # noqa: F401  (the tests' helpers, from sandbox_runtime)
+    import scicode.parse.parse  # noqa: F401
+    global DROP_OK
+    DROP_OK = sandbox.python_readable_by_others()
+    for name in [m for m in args.preload.split(',') if m]:
+        try:
+            __import__(name)
+        except Exception as exc:  # a missing optional module must not stop the worker
+            print(f'[worker] could not preload {name}: {exc}', file=sys.stderr)
+    workroot = tempfile.mkdtemp(prefix='scicode-steps-')
+    os.chmod(workroot, 0o711)
+    channel = sys.stdout
+    sys.stdout = sys.stderr          # stray prints must not corrupt the result channel
+    try:
+        for line in sys.stdin:
+            job = json.loads(line)
+            result = run_job(job, workroot)
+            channel.write(json.dumps(result) + '\n')
+            channel.flush()
+    finally:
+        shutil.rmtree(workroot, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    main()
