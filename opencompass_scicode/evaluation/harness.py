@@ -130,11 +130,11 @@ def _run(code, namespace, report, where, guard, flags):
         return False
     except BaseException as exc:
         traceback.print_exc()
-        detail = f'{type(exc).__name__}: {exc}'[:500]
-        if flags:
-            report('violation', where=where, detail='; '.join(flags))
+        problems = guard.violations() + flags
+        if problems:     # the failure may come from the tampering itself: report that
+            report('violation', where=where, detail='; '.join(problems))
         else:
-            report('exception', where=where, detail=detail)
+            report('exception', where=where, detail=f'{type(exc).__name__}: {exc}'[:500])
         return False
     problems = guard.violations() + flags
     if problems:

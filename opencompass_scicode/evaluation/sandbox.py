@@ -237,19 +237,17 @@ class StepCgroups:
                 pass
         return found
 
-    def remove(self):
+    def kill_all(self):
+        """SIGKILL every process in the cgroups (the caller reaps them)."""
         import signal
-        import time
-        for _ in range(200):
-            pids = self.pids()
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.005)
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def remove(self):
+        self.kill_all()
         for path in self.dirs:
             try:
                 os.rmdir(path)

@@ -25,7 +25,7 @@ PR_SET_CHILD_SUBREAPER = 36
 RUNTIME_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox_runtime')
 REPORT_FD = 3
 DROP_OK = False      # set at start: may steps run under their own uid?
-_JOBS = 0
+_CGROUPS = {}        # limits -> this worker's step cgroups, reused from step to step
 
 
 def _children_of(pid):
@@ -150,6 +150,14 @@ def _child(job, workdir, out_w, err_w, rep_w, cgroups):
     os._exit(71)
 
 
+def _cgroups_for(limits):
+    from .sandbox import StepCgroups
+    key = (limits.get('max_processes'), limits.get('memory_bytes'))
+    if key not in _CGROUPS:
+        _CGROUPS[key] = StepCgroups(f'scicode-{os.getpid()}-{len(_CGROUPS)}', *key)
+    return _CGROUPS[key]
+
+
 def _count_descendants(root):
     """Processes below `root` (orphans come back to it, so its subtree is the whole step)."""
     parents = {}
@@ -204,13 +212,9 @@ def run_job(job, workroot):
     except Exception as exc:
         return {'error': f'could not read the targets of step {job["step_id"]}: {type(exc).__name__}: {exc}',
                 'duration_s': 0.0}
-    from .sandbox import StepCgroups
     workdir = tempfile.mkdtemp(prefix='step-', dir=workroot)
     limits = job['limits']
-    global _JOBS
-    _JOBS += 1
-    cgroups = StepCgroups(f'scicode-{os.getpid()}-{_JOBS}', limits.get('max_processes'),
-                          limits.get('memory_bytes'))
+    cgroups = _cgroups_for(limits)
     poll_procs = limits.get('max_processes') if 'pids' not in cgroups.active else None
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -251,8 +255,8 @@ def run_job(job, workroot):
                 _, status = os.waitpid(pid, 0)
     finally:
         os.close(pidfd)
-        cgroups.remove()             # kills whatever is left in the step's cgroups
-        kill_descendants()           # the step and everything it started, however detached
+        cgroups.kill_all()           # whatever is left in the step's cgroups ...
+        kill_descendants()           # ... and below the worker, however detached; reaped here
         if status is None:
             try:
                 _, status = os.waitpid(pid, 0)
@@ -312,6 +316,8 @@ def main(argv=None):
             channel.flush()
     finally:
         shutil.rmtree(workroot, ignore_errors=True)
+        for cgroups in _CGROUPS.values():
+            cgroups.remove()
 
 
 if __name__ == '__main__':
