@@ -24,20 +24,23 @@ def _record(step, status, message='', run=None, violation=None):
     return record
 
 
-def dependency_modules(problems):
-    """Modules named by the problems' import lines, to preload in fast workers."""
+def dependency_modules(dependencies):
+    """Modules named by a problem's import lines (fast workers import them once)."""
     modules = set()
-    for problem in problems:
-        try:
-            tree = ast.parse(problem.dependencies)
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, ast.Import):
-                modules.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                modules.add(node.module)
-    return sorted(modules)
+    try:
+        tree = ast.parse(dependencies)
+    except SyntaxError:
+        return ()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules.add(node.module)
+    return tuple(sorted(modules))
+
+
+# A step expected to run longer than this starts first, whatever it imports.
+LONG_STEP_S = 3.0
 
 
 class SciCodeEvaluator:
@@ -117,16 +120,19 @@ class SciCodeEvaluator:
     def _job(self, problem, step, program, targets):
         return StepJob(step_id=step.step_id, program=program, tests=list(step.test_cases),
                        dependencies=problem.dependencies, targets_path=str(targets.path),
-                       simps_shim=self.simps_shim)
+                       simps_shim=self.simps_shim, modules=dependency_modules(problem.dependencies))
 
-    def make_executor(self, problems):
-        return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers,
-                                             preload=dependency_modules(problems))
+    def make_executor(self):
+        return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers)
 
     # ------------------------------------------------------------ running
-    def run_jobs(self, steps_by_id, jobs, targets_path, problems, on_step=None, shared=None,
-                 durations=None):
-        """Run jobs longest-first on `max_workers` threads; one record per job."""
+    def run_jobs(self, steps_by_id, jobs, targets_path, on_step=None, shared=None, durations=None):
+        """Run jobs on `max_workers` workers, one record per job.
+
+        Order: steps expected to be long first (so the workers finish together);
+        otherwise a worker prefers steps whose imports it has already loaded, then
+        steps whose imports no other worker has, so heavy imports happen once.
+        """
         shared = shared or LocalVerdicts()
         durations = durations or StepDurations(None)
         identity = targets_identity(targets_path)
@@ -142,33 +148,40 @@ class SciCodeEvaluator:
             if on_step:
                 on_step(record)
 
-        def next_step():
+        def preference(sid, slot, executor):
+            if executor.loaded is None or durations.expected(sid) >= LONG_STEP_S:
+                return 0
+            missing = set(jobs[sid].modules) - executor.loaded[slot]
+            if not missing:
+                return 0
+            others = set().union(*(m for i, m in enumerate(executor.loaded) if i != slot))
+            return 2 if missing & others else 1
+
+        def next_step(slot, executor):
             """A step to run now, or None when all are done; waits on steps others are running."""
             while True:
                 with lock:
-                    if not pending:
-                        return None
                     for sid in list(pending):
                         cached = shared.get(keys[sid])
                         if cached is not None:
                             pending.remove(sid)
                             finish(sid, dict(cached, step_id=sid, shared=True))
-                            continue
+                    if not pending:
+                        return None
+                    for sid in sorted(pending, key=lambda s: preference(s, slot, executor)):
                         if shared.try_claim(keys[sid]):
                             pending.remove(sid)
                             return sid
-                    if not pending:
-                        return None
                 time.sleep(0.2)       # the rest are being run by another eval task
 
-        def work(executor):
+        def work(executor, slot):
             while True:
-                sid = next_step()
+                sid = next_step(slot, executor)
                 if sid is None:
                     return
                 step = steps_by_id[sid]
                 try:
-                    run = executor.run(jobs[sid])
+                    run = executor.run(jobs[sid], slot)
                     status, message, violation = decide(run, len(step.test_cases))
                     record = _record(step, status, message, run, violation)
                     protections = next((e.get('protections') for e in run.events
@@ -185,9 +198,9 @@ class SciCodeEvaluator:
                 finish(sid, record)
 
         if pending:
-            with self.make_executor(problems) as executor:
-                threads = [threading.Thread(target=work, args=(executor,), daemon=True)
-                           for _ in range(min(self.max_workers, len(pending)))]
+            with self.make_executor() as executor:
+                threads = [threading.Thread(target=work, args=(executor, slot), daemon=True)
+                           for slot in range(min(self.max_workers, len(pending)))]
                 for t in threads:
                     t.start()
                 for t in threads:
@@ -204,8 +217,7 @@ class SciCodeEvaluator:
                 on_step(record)
         shared = SharedVerdicts(shared_dir) if shared_dir else None
         durations = StepDurations(dataset.data_dir / 'cache' / 'step_durations.json')
-        records.update(self.run_jobs(steps_by_id, jobs, targets.path, dataset.problems, on_step,
-                                     shared, durations))
+        records.update(self.run_jobs(steps_by_id, jobs, targets.path, on_step, shared, durations))
         return score(dataset.problems, records)
 
 

@@ -8,11 +8,9 @@ Both run the same harness under the same sandbox, so they give the same verdicts
 """
 import json
 import os
-import queue
 import secrets
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -20,9 +18,9 @@ from typing import Optional
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
 THREAD_VARS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS',
                'NUMEXPR_NUM_THREADS', 'VECLIB_MAXIMUM_THREADS')
-# Imported once by fast workers; plus the modules named in the dataset's dependencies.
-BASE_PRELOAD = ('numpy', 'numpy.linalg', 'numpy.fft', 'scipy', 'scipy.sparse', 'h5py', 'math',
-                'cmath', 'scicode.compare.cmp', 'scicode.parse.parse',
+# Imported by fast workers at start; a step's own dependencies are imported
+# by the worker that first runs one of its steps (see worker.py).
+BASE_PRELOAD = ('numpy', 'numpy.random', 'h5py', 'math', 'cmath', 'scicode.compare.cmp', 'scicode.parse.parse',
                 'opencompass_scicode.targets.h5format')
 
 
@@ -55,6 +53,7 @@ class StepJob:
     dependencies: str
     targets_path: str
     simps_shim: bool = True
+    modules: tuple = ()      # what the dependencies import: fast workers import it once
 
 
 @dataclass
@@ -140,7 +139,8 @@ class _BaseExecutor:
         nonce = secrets.token_hex(16)
         return nonce, {'step_id': job.step_id, 'program': job.program, 'tests': list(job.tests),
                        'dependencies': job.dependencies, 'targets_path': str(job.targets_path),
-                       'simps_shim': job.simps_shim, 'nonce': nonce, 'timeout': self.limits.timeout,
+                       'simps_shim': job.simps_shim, 'modules': list(job.modules), 'nonce': nonce,
+                       'timeout': self.limits.timeout,
                        'limits': self.limits.for_job()}
 
     @staticmethod
@@ -170,40 +170,36 @@ class ForkServerExecutor(_BaseExecutor):
     name = 'forkserver'
 
     def start(self):
-        self._idle = queue.Queue()
-        self._all = []
-        self._lock = threading.Lock()
-        for _ in range(self.workers):
-            worker = _Worker(self.preload, self.threads)
-            self._all.append(worker)
-            self._idle.put(worker)
+        self._slots = [_Worker(self.preload, self.threads) for _ in range(self.workers)]
+        self.loaded = [set() for _ in range(self.workers)]
 
-    def run(self, job):
+    def run(self, job, slot=0):
+        """Run on worker `slot`; one caller per slot at a time."""
         nonce, payload = self._payload(job)
-        worker = self._idle.get()
-        try:
-            result = worker.run(payload)
-            if result.get('error') and worker.proc.poll() is not None:
-                with self._lock:           # replace a dead worker
-                    self._all.remove(worker)
-                    worker = _Worker(self.preload, self.threads)
-                    self._all.append(worker)
-        finally:
-            self._idle.put(worker)
+        worker = self._slots[slot]
+        self.loaded[slot].update(job.modules)    # from now on: other workers need not import them
+        result = worker.run(payload)
+        if result.get('error') and worker.proc.poll() is not None:
+            worker.close()                 # replace a dead worker
+            self._slots[slot] = _Worker(self.preload, self.threads)
+            self.loaded[slot] = set()
         return self._to_run(result, nonce)
 
     def close(self):
-        for worker in getattr(self, '_all', []):
+        for worker in getattr(self, '_slots', []):
             worker.close()
-        self._all = []
+        self._slots = []
 
 
 class SubprocessExecutor(_BaseExecutor):
     """A new Python for every step, nothing preloaded."""
     name = 'subprocess'
 
-    def run(self, job):
+    loaded = None       # nothing carries over from one step to the next
+
+    def run(self, job, slot=0):
         nonce, payload = self._payload(job)
+        payload['modules'] = []
         worker = _Worker((), self.threads)
         try:
             result = worker.run(payload)

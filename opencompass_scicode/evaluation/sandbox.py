@@ -72,32 +72,43 @@ def _add_path_rule(ruleset_fd, path, allowed):
         os.close(fd)
 
 
-def apply_landlock(workdir, readable, writable_files=('/dev/null',)):
-    """Restrict this process (and its future children) to the given paths."""
+def prepare_landlock(workroot, readable, writable_files=('/dev/null',)):
+    """Build, once per worker, the ruleset every step will enforce.
+
+    Reading is allowed in `readable`; everything beneath `workroot` (where the
+    worker makes each step's directory, one step at a time) is allowed.
+    Returns (ruleset fd or None, facts for the results).
+    """
     abi = landlock_abi()
     if abi == 0:
-        return {'landlock': False, 'landlock_why': 'not supported by this kernel'}
+        return None, {'landlock': False, 'landlock_why': 'not supported by this kernel'}
     handled = _fs_rights(abi)
     handled_net = (NET_BIND_TCP | NET_CONNECT_TCP) if abi >= 4 else 0
     attr = struct.pack('=QQ', handled, handled_net) if abi >= 4 else struct.pack('=Q', handled)
     buf = ctypes.create_string_buffer(attr, len(attr))
     ruleset = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, buf, len(attr), 0)
     if ruleset < 0:
-        return {'landlock': False, 'landlock_why': os.strerror(ctypes.get_errno())}
-    try:
-        for path in readable:
-            _add_path_rule(ruleset, path, READ & handled)
-        for path in writable_files:
-            _add_path_rule(ruleset, path, (READ | FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0)) & handled)
-        if not _add_path_rule(ruleset, workdir, handled):
-            return {'landlock': False, 'landlock_why': 'could not add the working directory'}
-        if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            return {'landlock': False, 'landlock_why': 'no_new_privs refused'}
-        if _libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
-            return {'landlock': False, 'landlock_why': os.strerror(ctypes.get_errno())}
-    finally:
+        return None, {'landlock': False, 'landlock_why': os.strerror(ctypes.get_errno())}
+    for path in readable:
+        _add_path_rule(ruleset, path, READ & handled)
+    for path in writable_files:
+        _add_path_rule(ruleset, path, (READ | FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0)) & handled)
+    if not _add_path_rule(ruleset, workroot, handled):
         os.close(ruleset)
-    return {'landlock': True, 'landlock_abi': abi, 'tcp_blocked_by_landlock': bool(handled_net)}
+        return None, {'landlock': False, 'landlock_why': 'could not add the working directory'}
+    return ruleset, {'landlock': True, 'landlock_abi': abi, 'tcp_blocked_by_landlock': bool(handled_net)}
+
+
+def enforce_landlock(ruleset_fd, facts):
+    """In the step process: from now on only the prepared paths are reachable."""
+    if ruleset_fd is None:
+        return dict(facts)
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return {'landlock': False, 'landlock_why': 'no_new_privs refused'}
+    if _libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset_fd, 0) != 0:
+        return {'landlock': False, 'landlock_why': os.strerror(ctypes.get_errno())}
+    os.close(ruleset_fd)
+    return dict(facts)
 
 
 def readable_roots(extra=()):
@@ -188,57 +199,55 @@ def _own_cgroup(controller):
     return None
 
 
-class StepCgroups:
-    """Per-step cgroups (v1 `pids` and `memory`), where the host lets us create them.
+class WorkerCgroups:
+    """The worker's own cgroups (v1 `pids` and `memory`), where the host lets us make them.
 
-    They cap the processes and the memory of the whole step, children included,
-    and list every process of the step so that none survives it.
+    The worker moves itself in once; each step's process is born inside, so
+    the caps cover the step and everything it starts, and the cgroup lists
+    every process of the step (moving a process per step would cost a
+    scheduler-wide synchronisation, about 10 ms, each time). The worker runs
+    one step at a time, so it adds one process and its own memory to the counts.
     """
 
     def __init__(self, name, max_procs=None, memory_bytes=None):
-        self.dirs = []
-        wanted = []
-        if max_procs:
-            wanted.append(('pids', 'pids.max', max_procs))
-        if memory_bytes:
-            wanted.append(('memory', 'memory.limit_in_bytes', memory_bytes))
+        self.dirs = {}
         self.active = {}
-        for controller, knob, value in wanted:
-            own = _own_cgroup(controller)
+        for controller, value in (('pids', max_procs), ('memory', memory_bytes)):
+            own = _own_cgroup(controller) if value else None
             if own is None:
                 continue
-            path = os.path.join(CGROUP_ROOT, controller, own.lstrip('/'), name)
+            parent = os.path.join(CGROUP_ROOT, controller, own.lstrip('/'))
+            path = os.path.join(parent, name)
             try:
                 os.mkdir(path)
-            except OSError:
-                continue
-            try:
+                with open(os.path.join(path, 'cgroup.procs'), 'w') as fh:
+                    fh.write(str(os.getpid()))
+                if controller == 'pids':
+                    limit, knob = value + 1, 'pids.max'
+                else:
+                    with open(os.path.join(path, 'memory.usage_in_bytes')) as fh:
+                        limit, knob = int(fh.read()) + value, 'memory.limit_in_bytes'
                 with open(os.path.join(path, knob), 'w') as fh:
-                    fh.write(str(value))
+                    fh.write(str(limit))
             except OSError:
-                os.rmdir(path)
+                self._leave(parent, path)
                 continue
-            self.dirs.append(path)
+            self.dirs[controller] = (parent, path)
             self.active[controller] = value
-
-    def join(self):
-        """Called in the step process: move itself (and so all its children) in."""
-        for path in self.dirs:
-            with open(os.path.join(path, 'cgroup.procs'), 'w') as fh:
-                fh.write(str(os.getpid()))
 
     def pids(self):
         found = set()
-        for path in self.dirs:
+        for _, path in self.dirs.values():
             try:
                 with open(os.path.join(path, 'cgroup.procs')) as fh:
                     found.update(int(x) for x in fh.read().split())
             except OSError:
                 pass
+        found.discard(os.getpid())
         return found
 
     def kill_all(self):
-        """SIGKILL every process in the cgroups (the caller reaps them)."""
+        """SIGKILL every process of the step (the caller reaps them)."""
         import signal
         for pid in self.pids():
             try:
@@ -246,13 +255,23 @@ class StepCgroups:
             except ProcessLookupError:
                 pass
 
+    @staticmethod
+    def _leave(parent, path):
+        try:
+            with open(os.path.join(parent, 'cgroup.procs'), 'w') as fh:
+                fh.write(str(os.getpid()))
+        except OSError:
+            pass
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+
     def remove(self):
         self.kill_all()
-        for path in self.dirs:
-            try:
-                os.rmdir(path)
-            except OSError:
-                pass
+        for parent, path in self.dirs.values():
+            self._leave(parent, path)
+        self.dirs = {}
 
 
 def python_readable_by_others():

@@ -22,10 +22,12 @@ import tempfile
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
+LANDLOCK_FD = 4
 RUNTIME_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox_runtime')
 REPORT_FD = 3
 DROP_OK = False      # set at start: may steps run under their own uid?
 _CGROUPS = {}        # limits -> this worker's step cgroups, reused from step to step
+LANDLOCK = (None, {'landlock': False, 'landlock_why': 'not prepared'})   # (ruleset fd, facts)
 
 
 def _children_of(pid):
@@ -100,7 +102,6 @@ def _child(job, workdir, out_w, err_w, rep_w, cgroups):
     """In the forked child: lock down, then hand over to the harness. Never returns."""
     try:
         from . import harness, sandbox
-        cgroups.join()
         os.setsid()
         sandbox.die_with_parent()
         os.dup2(rep_w, REPORT_FD)
@@ -108,7 +109,12 @@ def _child(job, workdir, out_w, err_w, rep_w, cgroups):
         os.dup2(err_w, 2)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
-        os.closerange(REPORT_FD + 1, 65536)     # the worker's pipes, the targets file, ...
+        landlock_fd = None
+        if LANDLOCK[0] is not None and job['limits'].get('landlock', True):
+            os.dup2(LANDLOCK[0], LANDLOCK_FD)
+            landlock_fd = LANDLOCK_FD
+        # the worker's pipes, the targets file, ...
+        os.closerange(LANDLOCK_FD + 1 if landlock_fd else LANDLOCK_FD, 65536)
         sys.stdout = open(1, 'w', encoding='utf-8', errors='backslashreplace', closefd=False)
         sys.stderr = open(2, 'w', encoding='utf-8', errors='backslashreplace', closefd=False)
         for key in [k for k in os.environ if k.startswith('SCICODE_')]:
@@ -133,7 +139,7 @@ def _child(job, workdir, out_w, err_w, rep_w, cgroups):
         if limits.get('isolate_network', True):
             protections.update(sandbox.isolate_network())
         if limits.get('landlock', True):
-            protections.update(sandbox.apply_landlock(workdir, sandbox.readable_roots()))
+            protections.update(sandbox.enforce_landlock(landlock_fd, LANDLOCK[1]))
         if limits.get('drop_privileges', True):
             protections.update(sandbox.drop_privileges(workdir, DROP_OK))
         _reseed()
@@ -150,11 +156,34 @@ def _child(job, workdir, out_w, err_w, rep_w, cgroups):
     os._exit(71)
 
 
+def _import_for_children(modules):
+    """Import what a job's dependencies name, once per worker, before forking.
+
+    Every later child then starts with it in memory. Failures are left for the
+    step itself to report (its own import will fail the same way).
+    """
+    import gc
+    fresh = False
+    for name in modules:
+        if name not in sys.modules:
+            try:
+                __import__(name)
+                fresh = True
+            except Exception:
+                pass
+    if fresh:
+        gc.collect()
+        gc.freeze()
+
+
 def _cgroups_for(limits):
-    from .sandbox import StepCgroups
+    from .sandbox import WorkerCgroups
     key = (limits.get('max_processes'), limits.get('memory_bytes'))
     if key not in _CGROUPS:
-        _CGROUPS[key] = StepCgroups(f'scicode-{os.getpid()}-{len(_CGROUPS)}', *key)
+        for other in _CGROUPS.values():       # limits changed: leave the old cgroups
+            other.remove()
+        _CGROUPS.clear()
+        _CGROUPS[key] = WorkerCgroups(f'scicode-worker-{os.getpid()}', *key)
     return _CGROUPS[key]
 
 
@@ -197,17 +226,24 @@ def _process_count(uid):
 
 
 def _reseed():
-    # Forked children would otherwise share one random stream.
+    """Fresh entropy for the global generators, as a new interpreter would have.
+
+    Forked children would otherwise share one stream. A random MT19937 state
+    is what numpy's own seeding from entropy produces, at a fraction of the cost.
+    """
     random.seed()
     numpy = sys.modules.get('numpy')
     if numpy is not None:
-        numpy.random.seed()
+        key = numpy.frombuffer(os.urandom(624 * 4), dtype=numpy.uint32).copy()
+        numpy.random.set_state(('MT19937', key, 624))
 
 
 def run_job(job, workroot):
     from ..targets.h5format import read_step_targets
     started = time.monotonic()
+    _import_for_children(job.get('modules', ()))
     try:
+        # Opened and closed each time: the child must inherit no open targets file.
         job['targets'] = read_step_targets(job['targets_path'], job['step_id'], len(job['tests']))
     except Exception as exc:
         return {'error': f'could not read the targets of step {job["step_id"]}: {type(exc).__name__}: {exc}',
@@ -304,8 +340,15 @@ def main(argv=None):
             __import__(name)
         except Exception as exc:  # a missing optional module must not stop the worker
             print(f'[worker] could not preload {name}: {exc}', file=sys.stderr)
+    # Objects that exist now are never collected in the children: a collection
+    # walking them would copy most of the worker's memory into each child.
+    import gc
+    gc.collect()
+    gc.freeze()
     workroot = tempfile.mkdtemp(prefix='scicode-steps-')
     os.chmod(workroot, 0o711)
+    global LANDLOCK
+    LANDLOCK = sandbox.prepare_landlock(workroot, sandbox.readable_roots())
     channel = sys.stdout
     sys.stdout = sys.stderr          # stray prints must not corrupt the result channel
     try:

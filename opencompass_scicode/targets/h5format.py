@@ -8,12 +8,10 @@ else -> dict (float-looking keys become floats, bytes decode as UTF-8).
 
 The reader runs inside test processes, so it imports only h5py/numpy/scipy.
 """
+import sys
+
 import h5py
 import numpy as np
-import scipy.sparse
-
-SPARSE_TYPES = (scipy.sparse.csr_matrix, scipy.sparse.csc_matrix,
-                scipy.sparse.bsr_matrix, scipy.sparse.coo_matrix)
 
 
 # ---------------------------------------------------------------- reading
@@ -25,6 +23,7 @@ def _dataset_value(dataset):
 
 
 def _read_sparse(group):
+    import scipy.sparse     # only when a file holds one: it is slow to import
     data = group['data'][()]
     shape = tuple(group['shape'][()])
     if 'row' in group and 'col' in group:
@@ -78,16 +77,21 @@ def read_test_target(test_group):
 
 def read_step_targets(h5_path, step_id, n_tests):
     """The `targets` list the official test program sees for one step."""
-    out = []
     with h5py.File(h5_path, 'r') as fh:
-        for k in range(1, n_tests + 1):
-            path = f'{step_id}/test{k}'
-            if path not in fh:
-                raise KeyError(f'{path} not found in {h5_path}')
-            node = fh[path]
-            if not isinstance(node, h5py.Group):
-                raise FileNotFoundError(f'Path {path} not found in the file.')
-            out.append(read_test_target(node))
+        return read_step_targets_from(fh, step_id, n_tests)
+
+
+def read_step_targets_from(fh, step_id, n_tests):
+    """Same, from an open h5py.File."""
+    out = []
+    for k in range(1, n_tests + 1):
+        path = f'{step_id}/test{k}'
+        if path not in fh:
+            raise KeyError(f'{path} not found in {fh.filename}')
+        node = fh[path]
+        if not isinstance(node, h5py.Group):
+            raise FileNotFoundError(f'Path {path} not found in the file.')
+        out.append(read_test_target(node))
     return out
 
 
@@ -109,6 +113,7 @@ def _names(count):
 
 
 def _write_sparse(parent, name, matrix):
+    import scipy.sparse
     if isinstance(matrix, scipy.sparse.csc_matrix):
         matrix = matrix.tocsr()
     group = parent.create_group(name).create_group('sparse_matrix')
@@ -125,7 +130,8 @@ def _write_sparse(parent, name, matrix):
 
 
 def _is_sparse(value):
-    return scipy.sparse.issparse(value)
+    sparse = sys.modules.get('scipy.sparse')
+    return sparse is not None and sparse.issparse(value)
 
 
 def _write_scalar_or_array(parent, name, value):

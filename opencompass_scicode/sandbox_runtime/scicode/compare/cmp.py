@@ -2,10 +2,12 @@
 import sys
 
 import numpy as np
-import scipy.sparse
 
-_SPARSE = (scipy.sparse.csr_matrix, scipy.sparse.csc_matrix,
-           scipy.sparse.bsr_matrix, scipy.sparse.coo_matrix)
+
+def _sparse(*names):
+    # scipy.sparse is slow to import; if it is not loaded, nothing is a sparse matrix.
+    sparse = sys.modules.get('scipy.sparse')
+    return tuple(getattr(sparse, n) for n in names) if sparse is not None else ()
 
 
 def _is_symbol(value):
@@ -37,7 +39,7 @@ def are_dicts_close(dict1, dict2, atol=1e-8, rtol=1e-5):
         right = dict2[key]
         if isinstance(left, str) or _is_symbol(left):
             same = left == right
-        elif isinstance(left, _SPARSE):
+        elif isinstance(left, _sparse('csr_matrix', 'csc_matrix', 'bsr_matrix', 'coo_matrix')):
             same = np.allclose(left.toarray(), right.toarray(), atol=atol, rtol=rtol)
         else:
             try:
@@ -59,7 +61,7 @@ def cmp_tuple_or_list(var1, var2):
     for left, right in zip(var1, var2):
         if isinstance(left, dict):
             same = are_dicts_close(left, right)
-        elif isinstance(left, (scipy.sparse.csr_matrix, scipy.sparse.csc_matrix)):
+        elif isinstance(left, _sparse('csr_matrix', 'csc_matrix')):
             same = are_csc_matrix_close(left, right)
         elif isinstance(left, bool):
             same = left == right
