@@ -11,6 +11,7 @@ or a double fork) is re-parented to the worker and killed when the step ends.
 """
 import argparse
 import ctypes
+import fcntl
 import json
 import os
 import random
@@ -348,7 +349,13 @@ def main(argv=None):
     workroot = tempfile.mkdtemp(prefix='scicode-steps-')
     os.chmod(workroot, 0o711)
     global LANDLOCK
-    LANDLOCK = sandbox.prepare_landlock(workroot, sandbox.readable_roots())
+    ruleset, facts = sandbox.prepare_landlock(workroot, sandbox.readable_roots())
+    if ruleset is not None:
+        # Out of the way of the low descriptors the child rearranges (0-4).
+        moved = fcntl.fcntl(ruleset, fcntl.F_DUPFD_CLOEXEC, 100)
+        os.close(ruleset)
+        ruleset = moved
+    LANDLOCK = (ruleset, facts)
     channel = sys.stdout
     sys.stdout = sys.stderr          # stray prints must not corrupt the result channel
     try:
