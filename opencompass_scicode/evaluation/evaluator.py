@@ -199,6 +199,8 @@ class SciCodeEvaluator:
 
         if pending:
             with self.make_executor() as executor:
+                if executor.loaded is not None:
+                    executor.watch = set().union(*(job.modules for job in jobs.values()))
                 threads = [threading.Thread(target=work, args=(executor, slot), daemon=True)
                            for slot in range(min(self.max_workers, len(pending)))]
                 for t in threads:

@@ -72,7 +72,7 @@ class StepRun:
 def worker_env(threads):
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (str(PACKAGE_PARENT), env.get('PYTHONPATH')) if p)
-    env['PYTHONDONTWRITEBYTECODE'] = '1'
+    env.pop('PYTHONDONTWRITEBYTECODE', None)   # workers start faster with cached bytecode
     env['MPLBACKEND'] = 'Agg'
     for var in THREAD_VARS:
         env.setdefault(var, str(threads))
@@ -95,34 +95,65 @@ def parse_events(text, nonce):
 
 
 class _Worker:
-    def __init__(self, preload, threads):
+    """A channel to one worker process: JSON lines in both directions."""
+
+    def __init__(self, preload, threads, channel=None):
+        if channel is not None:        # forked by a zygote; we hold the pipe ends
+            self.proc, (self.jobs, self.results) = None, channel
+            return
         cmd = [sys.executable, '-m', 'opencompass_scicode.evaluation.worker']
         if preload:
             cmd += ['--preload', ','.join(preload)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      env=worker_env(threads), text=True, bufsize=1)
+        self.jobs, self.results = self.proc.stdin, self.proc.stdout
+
+    def alive(self):
+        return self.proc is None or self.proc.poll() is None
 
     def run(self, payload):
         try:
-            self.proc.stdin.write(json.dumps(payload) + '\n')
-            self.proc.stdin.flush()
-            line = self.proc.stdout.readline()
+            self.jobs.write(json.dumps(payload) + '\n')
+            self.jobs.flush()
+            line = self.results.readline()
         except (BrokenPipeError, OSError) as exc:
             return {'error': f'worker died: {exc}'}
         if not line:
-            return {'error': f'worker died (exit code {self.proc.poll()})'}
+            return {'error': 'worker died'}
         return json.loads(line)
 
     def close(self):
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        for stream in (self.jobs, self.results):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _spawn_zygote(count, preload, threads):
+    """One process imports the stack once and forks `count` workers; returns their channels."""
+    ours, theirs = [], []
+    for _ in range(count):
+        jobs_r, jobs_w = os.pipe()
+        results_r, results_w = os.pipe()
+        ours.append((os.fdopen(jobs_w, 'w', buffering=1), os.fdopen(results_r, 'r')))
+        theirs.append((jobs_r, results_w))
+    cmd = [sys.executable, '-m', 'opencompass_scicode.evaluation.worker',
+           '--channels', ','.join(f'{a}:{b}' for a, b in theirs)]
+    if preload:
+        cmd += ['--preload', ','.join(preload)]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=worker_env(threads),
+                            pass_fds=[fd for pair in theirs for fd in pair])
+    for pair in theirs:
+        for fd in pair:
+            os.close(fd)
+    return proc, ours
 
 
 class _BaseExecutor:
@@ -170,25 +201,36 @@ class ForkServerExecutor(_BaseExecutor):
     name = 'forkserver'
 
     def start(self):
-        self._slots = [_Worker(self.preload, self.threads) for _ in range(self.workers)]
-        self.loaded = [set() for _ in range(self.workers)]
+        self._zygote, channels = _spawn_zygote(self.workers, self.preload, self.threads)
+        self._slots = [_Worker(self.preload, self.threads, channel) for channel in channels]
+        self.loaded = [set(self.preload) for _ in range(self.workers)]
+        self.watch = set()        # modules some job needs: workers say which they hold
 
     def run(self, job, slot=0):
         """Run on worker `slot`; one caller per slot at a time."""
         nonce, payload = self._payload(job)
         worker = self._slots[slot]
         self.loaded[slot].update(job.modules)    # from now on: other workers need not import them
+        payload['watch'] = sorted(self.watch)
         result = worker.run(payload)
-        if result.get('error') and worker.proc.poll() is not None:
-            worker.close()                 # replace a dead worker
+        self.loaded[slot].update(result.get('loaded', ()))   # and what those imports pulled in
+        if result.get('error') and result['error'].startswith('worker died'):
+            worker.close()                 # replace a dead worker by a standalone one
             self._slots[slot] = _Worker(self.preload, self.threads)
-            self.loaded[slot] = set()
+            self.loaded[slot] = set(self.preload)
         return self._to_run(result, nonce)
 
     def close(self):
         for worker in getattr(self, '_slots', []):
             worker.close()
         self._slots = []
+        zygote = getattr(self, '_zygote', None)
+        if zygote is not None:
+            try:
+                zygote.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                zygote.kill()
+                zygote.wait()
 
 
 class SubprocessExecutor(_BaseExecutor):

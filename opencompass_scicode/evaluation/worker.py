@@ -313,6 +313,7 @@ def run_job(job, workroot):
     if status is not None:
         returncode = os.waitstatus_to_exitcode(status)
     return {
+        'loaded': [m for m in job.get('watch', ()) if m in sys.modules],
         'returncode': returncode,
         'timed_out': timed_out,
         'process_limit_hit': too_many,
@@ -323,27 +324,29 @@ def run_job(job, workroot):
     }
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser()
-    parser.add_argument('--preload', default='', help='comma-separated modules to import once')
-    args = parser.parse_args(argv)
-    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+def _prepare(preload):
+    """Imports shared by every worker (done once, in the zygote when there is one)."""
     sys.path.insert(0, RUNTIME_DIR)
-    # What every step needs; the rest on request.
     from . import harness, sandbox  # noqa: F401
     from .guard import WATCHED  # noqa: F401
     import scicode.compare.cmp  # noqa: F401  (the tests' helpers, from sandbox_runtime)
     import scicode.parse.parse  # noqa: F401
     global DROP_OK
     DROP_OK = sandbox.python_readable_by_others()
-    for name in [m for m in args.preload.split(',') if m]:
+    for name in preload:
         try:
             __import__(name)
         except Exception as exc:  # a missing optional module must not stop the worker
             print(f'[worker] could not preload {name}: {exc}', file=sys.stderr)
+
+
+def _serve(jobs_in, results_out):
+    """The worker loop: one JSON job in, one JSON result out, until the input closes."""
+    import gc
+    from . import sandbox
+    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Objects that exist now are never collected in the children: a collection
     # walking them would copy most of the worker's memory into each child.
-    import gc
     gc.collect()
     gc.freeze()
     workroot = tempfile.mkdtemp(prefix='scicode-steps-')
@@ -356,18 +359,48 @@ def main(argv=None):
         os.close(ruleset)
         ruleset = moved
     LANDLOCK = (ruleset, facts)
-    channel = sys.stdout
     sys.stdout = sys.stderr          # stray prints must not corrupt the result channel
     try:
-        for line in sys.stdin:
-            job = json.loads(line)
-            result = run_job(job, workroot)
-            channel.write(json.dumps(result) + '\n')
-            channel.flush()
+        for line in jobs_in:
+            result = run_job(json.loads(line), workroot)
+            results_out.write(json.dumps(result) + '\n')
+            results_out.flush()
     finally:
         shutil.rmtree(workroot, ignore_errors=True)
         for cgroups in _CGROUPS.values():
             cgroups.remove()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--preload', default='', help='comma-separated modules to import once')
+    parser.add_argument('--channels', default='',
+                        help='zygote mode: "jobfd:resultfd,..." one worker is forked per pair')
+    args = parser.parse_args(argv)
+    _prepare([m for m in args.preload.split(',') if m])
+    if not args.channels:
+        _serve(sys.stdin, sys.stdout)
+        return
+    # Zygote: the imports above are paid once; each worker is a fork of this process.
+    channels = [tuple(int(fd) for fd in pair.split(':')) for pair in args.channels.split(',')]
+    workers = []
+    for jobs_fd, results_fd in channels:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                for other in channels:
+                    if other != (jobs_fd, results_fd):
+                        for fd in other:
+                            os.close(fd)
+                _serve(os.fdopen(jobs_fd, 'r'), os.fdopen(results_fd, 'w'))
+            finally:
+                os._exit(0)
+        workers.append(pid)
+    for pair in channels:
+        for fd in pair:
+            os.close(fd)
+    for pid in workers:
+        os.waitpid(pid, 0)
 
 
 if __name__ == '__main__':
