@@ -31,7 +31,8 @@ from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
 from opencompass_scicode.evaluation import SciCodeEvaluator  # noqa: E402
 from opencompass_scicode.evaluation.program import step_program  # noqa: E402
 from opencompass_scicode.evaluation.scripts import ScriptRunner  # noqa: E402
-from opencompass_scicode.evaluation.sharing import LocalVerdicts, SharedVerdicts, StepDurations  # noqa: E402
+from opencompass_scicode.evaluation.sharing import (LocalVerdicts, SharedVerdicts, StepDurations,  # noqa: E402
+                                                    durations_path)
 from opencompass_scicode.targets.resolve import resolve_targets  # noqa: E402
 
 OFFICIAL_LIKE_RUNTIME = Path(__file__).resolve().parent / 'official_like_runtime'
@@ -58,7 +59,7 @@ def official_style(dataset, preds, targets, workers, timeout, copies):
 def ours(dataset, preds, targets, workers, timeout, copies, use_durations):
     evaluator = SciCodeEvaluator(timeout=timeout, max_workers=workers)
     steps = {s.step_id: s for p in dataset.problems for s in p.steps}
-    durations = StepDurations(dataset.data_dir / 'cache' / 'step_durations.json' if use_durations else None)
+    durations = StepDurations(durations_path(dataset.data_dir) if use_durations else None)
     with tempfile.TemporaryDirectory() as shared_dir:
         start = time.monotonic()
         for _ in range(copies):

@@ -70,6 +70,12 @@ def test_reference_model_subset_passes_everything(official_data, tmp_path):
         assert (res['subproblem_correct'], res['subproblem_total']) == (6, 6)
         step = res['problems'][0]['steps'][0]
         assert set(step) >= {'step_id', 'status', 'returncode', 'duration_s', 'stdout', 'stderr'}
+    # The answers are the same with and without background: each program ran once.
+    shared = sum(1 for ds in ('val', 'val_bg') for p in results(run_dir, 'ref', ds)['problems']
+                 for step in p['steps'] if step.get('shared'))
+    assert shared == 6
+    protections = results(run_dir, 'ref', 'val')['protections']
+    assert protections.get('own_process') and 'network' in protections
     stamp = run_dir.name
     for ext in ('txt', 'csv', 'md', 'png'):
         assert (run_dir / 'summary' / f'summary_{stamp}.{ext}').is_file()

@@ -9,7 +9,8 @@ from ..prompts import PREFILLED_MODES, code_chain
 from .executor import EXECUTORS, Limits, StepJob
 from .metrics import score
 from .program import code_prefix
-from .sharing import LocalVerdicts, SharedVerdicts, StepDurations, program_key, targets_identity
+from .sharing import (LocalVerdicts, SharedVerdicts, StepDurations, durations_path, program_key,
+                      targets_identity)
 from .verdict import decide
 
 
@@ -90,6 +91,19 @@ class SciCodeEvaluator:
                 'restrict_files': limits.landlock, 'drop_privileges': limits.drop_privileges,
                 'simps_shim': self.simps_shim}
 
+    def inactive_protections(self):
+        """Requested sandbox layers the OS did not provide in the last evaluation."""
+        p, missing = self.protections, []
+        if not p:
+            return missing
+        if self.limits.landlock and not p.get('landlock'):
+            missing.append(f'file restrictions (Landlock): {p.get("landlock_why", "unavailable")}')
+        if self.limits.isolate_network and not str(p.get('network', '')).startswith('isolated'):
+            missing.append('network isolation')
+        if self.limits.max_processes and p.get('process_limit') == 'polling':
+            missing.append('kernel process limit (the worker polls the process count instead)')
+        return missing
+
     # ------------------------------------------------------------ jobs
     def jobs(self, dataset, predictions, targets):
         """step_id -> StepJob for runnable steps, plus records for the steps that cannot run."""
@@ -138,7 +152,7 @@ class SciCodeEvaluator:
         identity = targets_identity(targets_path)
         settings = self.verdict_settings()
         keys = {sid: program_key(job, identity, settings) for sid, job in jobs.items()}
-        pending = sorted(jobs, key=lambda sid: -durations.expected(sid))
+        pending = sorted(jobs, key=lambda sid: -durations.expected(sid, keys[sid]))
         records, observed = {}, {}
         lock = threading.RLock()
 
@@ -149,7 +163,7 @@ class SciCodeEvaluator:
                 on_step(record)
 
         def preference(sid, slot, executor):
-            if executor.loaded is None or durations.expected(sid) >= LONG_STEP_S:
+            if executor.loaded is None or durations.expected(sid, keys[sid]) >= LONG_STEP_S:
                 return 0
             missing = set(jobs[sid].modules) - executor.loaded[slot]
             if not missing:
@@ -194,7 +208,7 @@ class SciCodeEvaluator:
                     shared.release(keys[sid])      # do not share a harness failure
                 else:
                     shared.put(keys[sid], record)
-                    observed[sid] = record['duration_s']
+                    observed[sid] = (keys[sid], record['duration_s'])
                 finish(sid, record)
 
         if pending:
@@ -218,8 +232,14 @@ class SciCodeEvaluator:
             if on_step:
                 on_step(record)
         shared = SharedVerdicts(shared_dir) if shared_dir else None
-        durations = StepDurations(dataset.data_dir / 'cache' / 'step_durations.json')
+        durations = StepDurations(durations_path(dataset.data_dir))
         records.update(self.run_jobs(steps_by_id, jobs, targets.path, on_step, shared, durations))
+        if shared is not None:
+            # Every step may have been run by another task: report its sandbox.
+            if self.protections:
+                shared.put_meta('protections', self.protections)
+            else:
+                self.protections = shared.get_meta('protections') or {}
         return score(dataset.problems, records)
 
 

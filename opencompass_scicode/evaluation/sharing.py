@@ -87,6 +87,18 @@ class SharedVerdicts:
     def release(self, key):
         self._claim(key).unlink(missing_ok=True)
 
+    def put_meta(self, name, value):
+        path = self.dir / f'_{name}.json'
+        tmp = path.with_name(f'.{path.name}.{os.getpid()}')
+        tmp.write_text(json.dumps(value))
+        os.replace(tmp, path)
+
+    def get_meta(self, name):
+        try:
+            return json.loads((self.dir / f'_{name}.json').read_text())
+        except (OSError, ValueError):
+            return None
+
 
 class LocalVerdicts(SharedVerdicts):
     """Same interface, nothing shared: for evaluations outside a run directory."""
@@ -107,8 +119,18 @@ class LocalVerdicts(SharedVerdicts):
         pass
 
 
+def durations_path(data_dir):
+    return Path(data_dir) / 'cache' / 'step_durations.json'
+
+
 class StepDurations:
+    """Seconds each step took, per program: {step_id: {program key: seconds}}.
+
+    A program seen before is expected to take what it took; a new program for
+    a known step is expected to take the longest time seen for that step.
+    """
     DEFAULT = 1.0
+    KEEP = 8        # programs remembered per step
 
     def __init__(self, path):
         self.path = Path(path) if path else None
@@ -118,21 +140,33 @@ class StepDurations:
         if not self.path:
             return {}
         try:
-            return json.loads(self.path.read_text())
+            data = json.loads(self.path.read_text())
         except (OSError, ValueError):
             return {}
+        return {k: v for k, v in data.items() if isinstance(v, dict)}
 
-    def expected(self, step_id):
-        return self.known.get(step_id, self.DEFAULT)
+    def expected(self, step_id, key=None):
+        seen = self.known.get(step_id)
+        if not seen:
+            return self.DEFAULT
+        if key in seen:
+            return seen[key]
+        return max(seen.values())
 
     def save(self, observed):
+        """observed: {step_id: (program key, seconds)}."""
         if not self.path or not observed:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path.with_suffix('.lock'), 'w') as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             merged = self._load()
-            merged.update({k: round(v, 3) for k, v in observed.items()})
+            for step_id, (key, seconds) in observed.items():
+                seen = merged.setdefault(step_id, {})
+                seen.pop(key, None)
+                seen[key] = round(seconds, 3)
+                while len(seen) > self.KEEP:
+                    seen.pop(next(iter(seen)))
             tmp = self.path.with_name(f'.{self.path.name}.{os.getpid()}.{time.monotonic_ns()}')
             tmp.write_text(json.dumps(merged, indent=0, sort_keys=True))
             os.replace(tmp, self.path)

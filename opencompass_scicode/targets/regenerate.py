@@ -18,6 +18,7 @@ from pathlib import Path
 import h5py
 
 from ..evaluation.scripts import ScriptRunner
+from ..evaluation.sharing import StepDurations, durations_path
 from ..evaluation.program import SIMPS_SHIM, code_prefix, needs_simps_shim
 from ..inference.extract import strip_imports
 from ..predictions import fingerprint
@@ -74,7 +75,7 @@ def regenerate(dataset, out_path, max_workers=None, timeout=1800, progress=None)
     if not steps:
         return report
     executor = ScriptRunner(timeout=timeout, max_output_bytes=8 * 1024)
-    new = {}
+    new, seconds = {}, {}
     with tempfile.TemporaryDirectory(prefix='scicode-regen-') as tmp:
         def run_one(problem, step):
             part = Path(tmp) / f'{step.step_id}.h5'
@@ -86,6 +87,7 @@ def regenerate(dataset, out_path, max_workers=None, timeout=1800, progress=None)
             if result.returncode != 0 or not part.is_file():
                 why = 'timed out' if result.timed_out else result.stderr.strip()[-2000:]
                 return f'gold code failed: {why}'
+            seconds[step.step_id] = ('gold code', result.duration_s)
             return 'ok'
 
         # Longest-running problems first would be better; gold steps are few, keep file order.
@@ -107,4 +109,6 @@ def regenerate(dataset, out_path, max_workers=None, timeout=1800, progress=None)
         os.replace(partial, out_path)
     report.update(new)
     report_path.write_text(json.dumps(report, indent=1, sort_keys=True))
+    # How long the gold code takes is a fair first guess for any model's code.
+    StepDurations(durations_path(dataset.data_dir)).save(seconds)
     return report

@@ -66,6 +66,8 @@ class EvalTask(BaseTask):
             'created_at': datetime.now(timezone.utc).isoformat(timespec='seconds'),
             'problems': scores['problems'],
         }
+        for missing in evaluator.inactive_protections():
+            self.log(f'warning: sandbox layer not active on this machine: {missing}')
         write_json_atomic(self.results_path, results)
         progress.update(done=dataset.scored_step_count, force=True)
         self.log(f'main problems {results["main_problem_resolved"]}/{results["main_problem_total"]}, '
