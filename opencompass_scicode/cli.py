@@ -8,6 +8,8 @@ from tabulate import tabulate
 
 from .config import build, load_config, validate_config
 from .config.builder import build_dataset, build_model, dump_config
+from .inference.modes import requires_chat
+from .models.secrets import redact_config
 from .datasets.files import DEFAULT_DATA_DIR, prepare_data
 from .errors import ConfigError, UserFacingError
 from .partitioners import NaivePartitioner
@@ -39,6 +41,8 @@ def parse_args(argv):
     p.add_argument('--max-num-workers', type=int, help='tasks running at once (overrides the config)')
     p.add_argument('--prepare-data', action='store_true',
                    help='fetch and verify the SciCode data files, then exit')
+    p.add_argument('--discard-stale', action='store_true',
+                   help='with -r: set aside predictions made with other settings and generate again')
     return p.parse_args(argv)
 
 
@@ -77,8 +81,10 @@ def preflight(cfg, mode):
         if mode in ('all', 'eval'):
             plan_targets(dataset)
         datasets.append(dataset)
+    models = []
     for i, m_cfg in enumerate(cfg['models']):
         model = build_model(m_cfg, key=f'models[{i}]')
+        models.append(model)
         for j, dataset in enumerate(datasets):
             try:
                 model.check_dataset(dataset)
@@ -86,20 +92,45 @@ def preflight(cfg, mode):
                 raise ConfigError(f'model {model.abbr!r} cannot run dataset {dataset.abbr!r}: '
                                   f'{exc.message}', key=f'datasets[{j}].{exc.key or "split"}',
                                   fix=exc.fix) from None
-    return datasets
+            mode = (cfg['datasets'][j].get('infer_cfg') or {}).get('mode', 'naive')
+            if requires_chat(mode) and not model.supports_chat:
+                raise ConfigError(f'mode {mode!r} needs a chat model; {type(model).__name__} '
+                                  f'({model.abbr!r}) only answers single prompts',
+                                  key=f'datasets[{j}].infer_cfg.mode',
+                                  fix="use mode='naive' with this model, or an OpenAIChatModel")
+    return datasets, models
+
+
+def check_stale_predictions(cfg, run_dir, datasets, models, discard):
+    """-r with changed settings: stop before any request, naming what changed."""
+    from .config.builder import prefilled_mode
+    from .inference.engine import StalePredictionsError, infer_settings, stale_records
+    from .predictions import PredictionStore
+    for model in models:
+        for ds_cfg, dataset in zip(cfg['datasets'], datasets):
+            store = PredictionStore(run_dir.predictions_path(model.abbr, dataset.abbr))
+            changed = stale_records(store.load(), infer_settings(
+                model, dataset, ds_cfg.get('infer_cfg') or {}, prefilled_mode(ds_cfg)))
+            if changed and not discard:
+                raise StalePredictionsError(
+                    f'{store.path} holds predictions made with other settings '
+                    f'(changed: {", ".join(changed)}). Reusing them would mix two runs.\n'
+                    f'  fix: start a new run (drop -r), or add --discard-stale to set them aside '
+                    f'and generate them again.')
 
 
 def print_plan(tasks, datasets_by_abbr):
     rows = []
     for stage, items in tasks.items():
         for t in items:
-            ds = datasets_by_abbr[t['dataset_abbr']]
-            ids = [p.problem_id for p in ds.problems]
             task = load_task(t)
-            out = (task.store.path if stage == 'infer' else task.results_path)
-            rows.append([stage, t['model_abbr'], t['dataset_abbr'], ds.split, ds.with_bg,
-                         f'{len(ids)} ({", ".join(ids[:8])}{", ..." if len(ids) > 8 else ""})',
-                         ds.scored_step_count, str(out)])
+            for d_abbr in t.get('dataset_abbrs') or [t['dataset_abbr']]:
+                ds = datasets_by_abbr[d_abbr]
+                ids = [p.problem_id for p in ds.problems]
+                out = task.store(d_abbr).path if stage == 'infer' else task.results_path
+                rows.append([stage, t['model_abbr'], d_abbr, ds.split, ds.with_bg,
+                             f'{len(ids)} ({", ".join(ids[:8])}{", ..." if len(ids) > 8 else ""})',
+                             ds.scored_step_count, str(out)])
     print(tabulate(rows, headers=['stage', 'model', 'dataset', 'split', 'with_bg', 'problems',
                                   'steps', 'output'], disable_numparse=True))
 
@@ -125,7 +156,7 @@ def run_stage(runner, run_dir, tasks, reuse, blocked=()):
     to_run = []
     for t in tasks:
         task = load_task(t)
-        if (t['model_abbr'], t['dataset_abbr']) in blocked:
+        if t['model_abbr'] in blocked:
             statuses.append(TaskStatus(task.name, 'not run', 0.0, str(task.log_path),
                                        note='inference failed'))
         elif reuse and task.is_complete():
@@ -174,8 +205,10 @@ def _main(args):
             console.print(f'SciCode data ready in {path}/')
         return 0
     run_dir, reuse = _resolve_run_dir(args, cfg)
-    datasets = preflight(cfg, args.mode) if args.mode != 'viz' else []
+    datasets, models = preflight(cfg, args.mode) if args.mode != 'viz' else ([], [])
     by_abbr = {d.abbr: d for d in datasets}
+    if reuse and args.mode in ('all', 'infer'):
+        check_stale_predictions(cfg, run_dir, datasets, models, args.discard_stale)
 
     stages = {'all': ('infer', 'eval'), 'infer': ('infer',), 'eval': ('eval',), 'viz': ()}[args.mode]
     if args.dry_run:
@@ -185,9 +218,10 @@ def _main(args):
         return 0
 
     run_dir.create()
-    dump_config(cfg, run_dir.config_path)
+    dump_config(redact_config({k: cfg[k] for k in cfg.keys()}), run_dir.config_path)
     console.print(f'run directory: {run_dir.root}')
-    tasks = NaivePartitioner().partition(cfg, run_dir, stages)
+    tasks = NaivePartitioner().partition(cfg, run_dir, stages, options={
+        'eager_eval': args.mode == 'all' and not args.debug, 'discard_stale': args.discard_stale})
 
     runner_cfg = dict(cfg.get('runner') or {'type': LocalRunner})
     if args.max_num_workers:
@@ -195,13 +229,13 @@ def _main(args):
     runner = build(runner_cfg, key='runner', debug=args.debug)
 
     statuses = []
+    if 'eval' in stages:
+        prepare_targets(datasets)     # before inference: problems can be scored as they finish
     if 'infer' in stages:
         statuses += run_stage(runner, run_dir, tasks['infer'], reuse)
     if 'eval' in stages:
-        prepare_targets(datasets)
-        failed_infer = {tuple(s.name.split('/')[1:]) for s in statuses
-                        if s.state in ('failed', 'interrupted')}
-        statuses += run_stage(runner, run_dir, tasks['eval'], reuse, blocked=failed_infer)
+        failed_models = {s.name.split('/')[1] for s in statuses if s.state in ('failed', 'interrupted')}
+        statuses += run_stage(runner, run_dir, tasks['eval'], reuse, blocked=failed_models)
     print_statuses(statuses)
 
     summarizer = build(dict(cfg.get('summarizer') or {'type': SciCodeSummarizer}), key='summarizer')
@@ -220,5 +254,5 @@ class _DryRunDir(RunDir):
         self._tmp = Path(tempfile.mkdtemp(prefix='scicode-dryrun-'))
         self._real = real
 
-    def task_config_path(self, stage, model_abbr, dataset_abbr):
+    def task_config_path(self, stage, model_abbr, dataset_abbr=None):
         return self._tmp / f'{stage}_{model_abbr}_{dataset_abbr}.py'

@@ -70,10 +70,13 @@ def test_reference_model_subset_passes_everything(official_data, tmp_path):
         assert (res['subproblem_correct'], res['subproblem_total']) == (6, 6)
         step = res['problems'][0]['steps'][0]
         assert set(step) >= {'step_id', 'status', 'returncode', 'duration_s', 'stdout', 'stderr'}
-    # The answers are the same with and without background: each program ran once.
+    # The answers are the same with and without background: each program ran once
+    # (during inference, as each problem finished), and both results reuse that verdict.
+    executed = [p for p in (run_dir / 'cache' / 'verdicts').glob('*.json') if not p.name.startswith('_')]
+    assert len(executed) == 6
     shared = sum(1 for ds in ('val', 'val_bg') for p in results(run_dir, 'ref', ds)['problems']
                  for step in p['steps'] if step.get('shared'))
-    assert shared == 6
+    assert shared >= 6
     protections = results(run_dir, 'ref', 'val')['protections']
     assert protections.get('own_process') and 'network' in protections
     stamp = run_dir.name
@@ -141,7 +144,7 @@ def test_resume_skips_finished_tasks_and_finishes_partial_ones(official_data, tm
     # Nothing left to do: every task is skipped.
     proc = run([cfg, '-w', work, '-r'])
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count('skipped (outputs complete)') == 4
+    assert proc.stdout.count('skipped (outputs complete)') == 3       # 1 infer + 2 eval tasks
     # A crash mid-inference: only the first two steps were saved, results gone.
     preds = run_dir / 'predictions' / 'ref' / 'val.jsonl'
     lines = preds.read_text().splitlines()
@@ -149,7 +152,7 @@ def test_resume_skips_finished_tasks_and_finishes_partial_ones(official_data, tm
     (run_dir / 'results' / 'ref' / 'val.json').unlink()
     proc = run([cfg, '-w', work, '-r', run_dir.name])
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count('skipped (outputs complete)') == 2
+    assert proc.stdout.count('skipped (outputs complete)') == 1       # eval of val_bg
     step_ids = [json.loads(l)['step_id'] for l in preds.read_text().splitlines() if l.startswith('{"p')]
     assert sorted(step_ids) == sorted(['1.1', '19.1', '19.2', '29.1', '29.2', '29.3'])
     assert results(run_dir, 'ref', 'val')['subproblem_correct'] == 6

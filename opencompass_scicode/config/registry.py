@@ -10,6 +10,7 @@ REGISTRY = {
     'ReferenceModel': 'opencompass_scicode.models.ReferenceModel',
     'DummyModel': 'opencompass_scicode.models.DummyModel',
     'GeneratedCodeModel': 'opencompass_scicode.models.GeneratedCodeModel',
+    'OpenAIChatModel': 'opencompass_scicode.models.OpenAIChatModel',
     'SciCodeDataset': 'opencompass_scicode.datasets.SciCodeDataset',
     'SciCodeEvaluator': 'opencompass_scicode.evaluation.SciCodeEvaluator',
     'SciCodeSummarizer': 'opencompass_scicode.summarizers.SciCodeSummarizer',

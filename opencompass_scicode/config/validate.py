@@ -11,7 +11,7 @@ from ..prompts import PREFILLED_MODES
 from .naming import dataset_abbr, model_abbr
 from .registry import check_kwargs, resolve_type
 
-INFER_MODES = ('naive',)
+INFER_MODES = ('naive', 'chat', 'tool_use')
 TOP_LEVEL = ('models', 'datasets', 'summarizer', 'work_dir', 'runner', 'partitioner')
 
 _NONE = type(None)
@@ -21,7 +21,8 @@ DATASET_KEYS = {
     'reader_cfg': (dict,), 'infer_cfg': (dict,), 'eval_cfg': (dict,),
 }
 READER_KEYS = {'verify_sha256': (bool,), 'prepare': (bool,)}
-INFER_KEYS = {'mode': (str,), 'max_out_len': (int, _NONE)}
+INFER_KEYS = {'mode': (str,), 'max_out_len': (int, _NONE), 'tool_use_max_loops': (int,),
+              'code_timeout_seconds': (int, float)}
 EVAL_KEYS = {'evaluator': (dict,)}
 EVALUATOR_TYPES = {
     'timeout': (int, float), 'max_workers': (int, _NONE), 'prefilled_mode': (str,),
@@ -80,7 +81,8 @@ def validate_dataset(cfg, key):
     if infer_cfg.get('mode', 'naive') not in INFER_MODES:
         raise ConfigError(f'unknown generation mode {infer_cfg["mode"]!r}', key=f'{key}.infer_cfg.mode',
                           fix=f'use one of {", ".join(map(repr, INFER_MODES))}')
-    _positive(infer_cfg, 'max_out_len', f'{key}.infer_cfg')
+    for name in ('max_out_len', 'tool_use_max_loops', 'code_timeout_seconds'):
+        _positive(infer_cfg, name, f'{key}.infer_cfg')
     eval_cfg = cfg.get('eval_cfg', {})
     _check_keys(eval_cfg, EVAL_KEYS, f'{key}.eval_cfg', 'eval_cfg')
     evaluator = eval_cfg.get('evaluator')

@@ -82,6 +82,10 @@ class SciCodeEvaluator:
                 'prefilled_mode': self.prefilled_mode, 'simps_shim': self.simps_shim,
                 **self.verdict_settings()}
 
+    def identity(self):
+        """The settings a stored result must match to be reused."""
+        return {'prefilled_mode': self.prefilled_mode, **self.verdict_settings()}
+
     def verdict_settings(self):
         """Settings that can change a verdict (part of the key for sharing verdicts)."""
         limits = self.limits
@@ -140,7 +144,8 @@ class SciCodeEvaluator:
         return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers)
 
     # ------------------------------------------------------------ running
-    def run_jobs(self, steps_by_id, jobs, targets_path, on_step=None, shared=None, durations=None):
+    def run_jobs(self, steps_by_id, jobs, targets_path, on_step=None, shared=None, durations=None,
+                 executor=None):
         """Run jobs on `max_workers` workers, one record per job.
 
         Order: steps expected to be long first (so the workers finish together);
@@ -212,15 +217,22 @@ class SciCodeEvaluator:
                 finish(sid, record)
 
         if pending:
-            with self.make_executor() as executor:
+            own = executor is None
+            if own:
+                executor = self.make_executor()
+                executor.start()
+            try:
                 if executor.loaded is not None:
-                    executor.watch = set().union(*(job.modules for job in jobs.values()))
+                    executor.watch |= set().union(*(job.modules for job in jobs.values()))
                 threads = [threading.Thread(target=work, args=(executor, slot), daemon=True)
-                           for slot in range(min(self.max_workers, len(pending)))]
+                           for slot in range(min(executor.workers, len(pending)))]
                 for t in threads:
                     t.start()
                 for t in threads:
                     t.join()
+            finally:
+                if own:
+                    executor.close()
         durations.save(observed)
         return records
 

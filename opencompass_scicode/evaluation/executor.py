@@ -169,7 +169,8 @@ class _BaseExecutor:
     def _payload(self, job):
         nonce = secrets.token_hex(16)
         return nonce, {'step_id': job.step_id, 'program': job.program, 'tests': list(job.tests),
-                       'dependencies': job.dependencies, 'targets_path': str(job.targets_path),
+                       'dependencies': job.dependencies,
+                       'targets_path': str(job.targets_path) if job.targets_path else None,
                        'simps_shim': job.simps_shim, 'modules': list(job.modules), 'nonce': nonce,
                        'timeout': self.limits.timeout,
                        'limits': self.limits.for_job()}

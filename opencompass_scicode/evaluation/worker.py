@@ -245,7 +245,8 @@ def run_job(job, workroot):
     _import_for_children(job.get('modules', ()))
     try:
         # Opened and closed each time: the child must inherit no open targets file.
-        job['targets'] = read_step_targets(job['targets_path'], job['step_id'], len(job['tests']))
+        job['targets'] = (read_step_targets(job['targets_path'], job['step_id'], len(job['tests']))
+                          if job.get('targets_path') else [])
     except Exception as exc:
         return {'error': f'could not read the targets of step {job["step_id"]}: {type(exc).__name__}: {exc}',
                 'duration_s': 0.0}

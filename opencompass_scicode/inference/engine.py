@@ -1,8 +1,10 @@
-"""Asks a model for every step of a dataset, in the official order.
+"""Asks one model for every step of its datasets, in the official order.
 
-Steps of one problem are sequential (each prompt embeds the code of the
-steps before it); problems run concurrently up to the model's limit. Every
-finished step is appended to the predictions file before the next starts.
+Steps of one problem are sequential (each prompt embeds the code of the steps
+before it); problems and datasets run concurrently and the model's own limits
+(concurrency, rate) bound the requests. Every finished step is appended and
+flushed to its predictions file before the next step of that problem starts,
+so a killed run loses at most the requests in flight.
 """
 import asyncio
 import time
@@ -10,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..errors import UserFacingError
-from ..models.base import GenerationRequest
 from ..predictions import fingerprint
-from ..prompts import build_prompt, code_chain
+from ..prompts import build_chat_prompt, build_prompt, code_chain
 from .extract import extract_code
+from .modes import CHAT_EARLIER_STEPS, GENERATORS
 
 
 class StalePredictionsError(UserFacingError):
@@ -30,7 +32,8 @@ class InferStats:
 
 
 def infer_settings(model, dataset, infer_cfg, prefilled_mode):
-    return {
+    """Everything that determines the answers; a change makes old predictions stale."""
+    settings = {
         'model': model.settings(),
         'mode': infer_cfg.get('mode', 'naive'),
         'max_out_len': infer_cfg.get('max_out_len'),
@@ -38,101 +41,155 @@ def infer_settings(model, dataset, infer_cfg, prefilled_mode):
         'with_bg': dataset.with_bg,
         'split': dataset.split,
     }
+    if settings['mode'] == 'tool_use':
+        settings['tool_use_max_loops'] = infer_cfg.get('tool_use_max_loops', 15)
+        settings['code_timeout_seconds'] = infer_cfg.get('code_timeout_seconds', 180)
+    return settings
 
 
-def check_stale(existing, settings, where):
-    """Refuse to mix predictions made with other settings into this run."""
+def stale_records(existing, settings):
+    """The names of the settings that differ, if any record was made with other settings."""
     current = fingerprint(settings)
     for record in existing.values():
-        if record.get('settings_fp') == current:
-            continue
-        old = record.get('settings', {})
-        changed = sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k))
-        raise StalePredictionsError(
-            f'{where} holds predictions made with other settings '
-            f'(changed: {", ".join(changed) or "unknown"}). Reusing them would mix two runs.\n'
-            f'  fix: start a new run (drop -r), or delete {where} to regenerate it.')
+        if record.get('settings_fp') != current:
+            old = record.get('settings', {})
+            return sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k)) or ['unknown']
+    return []
+
+
+@dataclass
+class InferPart:
+    """One dataset of the model's inference task."""
+    dataset: object
+    store: object
+    infer_cfg: dict
+    prefilled_mode: str
+    settings: dict = None
+    stats: InferStats = None
+
+    def __post_init__(self):
+        self.settings_fp = None
 
 
 class Inferencer:
-    def __init__(self, model, dataset, store, infer_cfg, prefilled_mode, on_progress=None):
+    def __init__(self, model, parts, on_progress=None, on_problem_done=None, code_runner=None,
+                 discard_stale=False):
         self.model = model
-        self.dataset = dataset
-        self.store = store
-        self.infer_cfg = dict(infer_cfg or {})
-        self.prefilled_mode = prefilled_mode
-        self.settings = infer_settings(model, dataset, self.infer_cfg, prefilled_mode)
-        self.settings_fp = fingerprint(self.settings)
-        self.on_progress = on_progress or (lambda stats: None)
-        self.stats = InferStats()
+        self.parts = parts
+        self.on_progress = on_progress or (lambda part: None)
+        self.on_problem_done = on_problem_done or (lambda part, problem: None)
+        self.code_runner = code_runner
+        self.discard_stale = discard_stale
+        for part in parts:
+            part.infer_cfg = dict(part.infer_cfg or {})
+            part.settings = infer_settings(model, part.dataset, part.infer_cfg, part.prefilled_mode)
+            part.settings_fp = fingerprint(part.settings)
+            part.stats = InferStats(total=part.dataset.scored_step_count)
+
+    def check_stale(self):
+        """Refuse to mix predictions made with other settings into this run (before any request)."""
+        for part in self.parts:
+            changed = stale_records(part.store.load(), part.settings)
+            if not changed:
+                continue
+            if self.discard_stale:
+                part.store.set_aside('stale')
+                continue
+            raise StalePredictionsError(
+                f'{part.store.path} holds predictions made with other settings '
+                f'(changed: {", ".join(changed)}). Reusing them would mix two runs.\n'
+                f'  fix: start a new run (drop -r), or add --discard-stale to set them aside '
+                f'and generate again.')
 
     def run(self):
-        existing = self.store.load()
-        check_stale(existing, self.settings, self.store.path)
-        self.stats = InferStats(total=self.dataset.scored_step_count)
-        asyncio.run(self._run_all(existing))
-        return self.stats
+        self.check_stale()
+        asyncio.run(self._run_all())
+        return [part.stats for part in self.parts]
 
-    async def _run_all(self, existing):
-        limit = asyncio.Semaphore(max(1, int(getattr(self.model, 'max_concurrency', 1) or 1)))
+    async def _run_all(self):
+        chains = []
+        for part in self.parts:
+            existing = part.store.load()
+            for problem in part.dataset.problems:
+                chains.append(self._run_problem(part, problem, existing))
+        tasks = [asyncio.ensure_future(c) for c in chains]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:        # a fatal error (wrong key, model, ...) stops everything
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
-        async def one(problem):
-            async with limit:
-                await self._run_problem(problem, existing)
-
-        await asyncio.gather(*(one(p) for p in self.dataset.problems))
-
-    async def _run_problem(self, problem, existing):
-        codes = {}
+    async def _run_problem(self, part, problem, existing):
+        codes, state = {}, {'code_runner': self.code_runner}
         for step in problem.steps:
             if step.prefilled:
                 continue
             old = existing.get(step.step_id)
             if old is not None and not old.get('error'):
                 codes[step.step_id] = old.get('code')
-                self.stats.done += 1
-                self.stats.reused += 1
-                self.on_progress(self.stats)
+                if old.get('transcript'):
+                    state['messages'] = old['transcript']
+                part.stats.done += 1
+                part.stats.reused += 1
+                self.on_progress(part)
                 continue
-            record = await self._run_step(problem, step, codes)
+            record = await self._run_step(part, problem, step, codes, state)
             codes[step.step_id] = record['code']
-            self.store.append(record)
-            self.stats.done += 1
+            part.store.append(record)
+            part.stats.done += 1
             if record['error']:
-                self.stats.errors += 1
-                self.stats.error_steps.append(step.step_id)
-            self.on_progress(self.stats)
+                part.stats.errors += 1
+                part.stats.error_steps.append(step.step_id)
+            self.on_progress(part)
+        self.on_problem_done(part, problem)
 
-    async def _run_step(self, problem, step, codes):
-        prior = code_chain(problem, step.index, codes, self.dataset.prefilled_file,
-                           self.prefilled_mode)
-        base = {'problem_id': problem.problem_id, 'step_id': step.step_id,
-                'step_index': step.index, 'model': self.model.abbr,
-                'dataset': self.dataset.abbr, 'mode': self.settings['mode'],
-                'settings': self.settings, 'settings_fp': self.settings_fp}
+    async def _run_step(self, part, problem, step, codes, state):
+        dataset, mode = part.dataset, part.settings['mode']
+        prior = code_chain(problem, step.index, codes, dataset.prefilled_file, part.prefilled_mode)
+        base = {'problem_id': problem.problem_id, 'step_id': step.step_id, 'step_index': step.index,
+                'model': self.model.abbr, 'dataset': dataset.abbr, 'mode': mode,
+                'settings': part.settings, 'settings_fp': part.settings_fp}
         missing = [s.step_id for s, c in zip(problem.steps, prior) if c is None]
         if self.model.needs_prior_code and missing:
             return dict(base, prompt=None, response=None, code=None, program=None,
                         error=f'not generated: earlier step(s) {", ".join(missing)} have no code',
                         finish_reason=None, reasoning=None, usage={}, duration_s=0.0,
                         created_at=_now())
-        prompt = build_prompt(self.dataset.template, problem, step.index,
-                              [c or '' for c in prior], self.dataset.with_bg)
-        request = GenerationRequest(problem=problem, step=step, prompt=prompt,
-                                    with_bg=self.dataset.with_bg, split=self.dataset.split)
+        if mode == 'chat' and 'messages' in state:
+            prompt = build_chat_prompt(dataset.template, problem, step.index, dataset.with_bg,
+                                       CHAT_EARLIER_STEPS)
+        else:
+            prompt = build_prompt(dataset.template, problem, step.index, [c or '' for c in prior],
+                                  dataset.with_bg)
         start = time.monotonic()
         try:
-            gen = await self.model.agenerate(request)
+            out = await GENERATORS[mode](self.model, problem, step, prompt, dataset, state,
+                                         part.infer_cfg)
         except UserFacingError:
             raise
+        except asyncio.CancelledError:
+            raise
         except Exception as exc:  # one step's failure must not stop the others
-            from ..models.base import Generation
-            gen = Generation(error=f'{type(exc).__name__}: {exc}')
-        duration = time.monotonic() - start
-        code = None if gen.error else extract_code(gen.text)
-        return dict(base, prompt=prompt, response=gen.text, code=code, program=gen.program,
-                    error=gen.error, finish_reason=gen.finish_reason, reasoning=gen.reasoning,
-                    usage=gen.usage, duration_s=round(duration, 3), created_at=_now())
+            out = {'response': None, 'error': _redact(self.model, f'{type(exc).__name__}: {exc}'),
+                   'finish_reason': None, 'reasoning': None, 'usage': {}}
+        response = out.get('response')
+        code = None if out.get('error') or response is None else extract_code(response)
+        record = dict(base, prompt=prompt, response=response, code=code, program=out.get('program'),
+                      error=out.get('error'), finish_reason=out.get('finish_reason'),
+                      truncated=out.get('finish_reason') == 'length',
+                      reasoning=out.get('reasoning'), usage=out.get('usage') or {},
+                      duration_s=round(time.monotonic() - start, 3), created_at=_now())
+        for key in ('transcript', 'tool_calls'):
+            if key in out:
+                record[key] = out[key]
+        return record
+
+
+def _redact(model, text):
+    redact = getattr(model, 'redact', None)
+    return redact(text) if redact else text
 
 
 def _now():

@@ -32,6 +32,7 @@ class BaseModel:
 
     needs_prior_code = True
     max_concurrency = 8
+    supports_chat = False     # implements `achat(messages, tools)` (chat and tool_use modes)
 
     def __init__(self, abbr=None):
         self.abbr = abbr or type(self).__name__.replace('Model', '').lower() or 'model'

@@ -7,6 +7,7 @@ step is appended again).
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 
@@ -56,6 +57,12 @@ class PredictionStore:
                 return fh.read(1) != b'\n'
         except OSError:    # missing or empty file
             return False
+
+    def set_aside(self, why):
+        """Rename the file out of the way (kept for inspection); the next append starts anew."""
+        if self.path.is_file():
+            stamp = time.strftime('%Y%m%d_%H%M%S')
+            os.replace(self.path, self.path.with_name(f'{self.path.stem}.{why}-{stamp}{self.path.suffix}'))
 
     def digest(self):
         if not self.path.is_file():

@@ -37,3 +37,11 @@ def build_prompt(template, problem, step_index, prior_codes, with_bg):
         next_step_str=next_step_text(problem.steps[step_index - 1], with_bg),
         dependencies=problem.dependencies,
     )
+
+
+def build_chat_prompt(template, problem, step_index, with_bg, earlier_steps_note):
+    """A later turn of the chat mode: the earlier steps are already in the conversation."""
+    text = earlier_steps_note if step_index > 1 else ''
+    return template.format(problem_steps_str=text,
+                           next_step_str=next_step_text(problem.steps[step_index - 1], with_bg),
+                           dependencies=problem.dependencies)

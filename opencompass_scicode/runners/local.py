@@ -65,8 +65,9 @@ class LocalRunner:
         with Progress(TextColumn('{task.description}'), BarColumn(), MofNCompleteColumn(),
                       TextColumn('{task.fields[extra]}'), TimeElapsedColumn(),
                       console=self.console, transient=False, refresh_per_second=4) as bar:
-            rows = [bar.add_task(f'{title} {t["model_abbr"]}/{t["dataset_abbr"]}'.strip(),
-                                 total=None, extra='waiting') for t in tasks]
+            rows = [bar.add_task(f'{title} {_label(t)}'.strip(), total=None, extra='waiting')
+                    for t in tasks]
+            self._part_rows = {}
             with ThreadPoolExecutor(max_workers=self.max_num_workers) as pool:
                 futures = [pool.submit(self._run_process, t) for t in tasks]
                 try:
@@ -82,19 +83,27 @@ class LocalRunner:
         return statuses
 
     def _refresh(self, bar, rows, tasks, futures):
-        for row, task, future in zip(rows, tasks, futures):
-            info = read_progress(load_task(task).progress_path) if not future.done() else None
+        for index, (row, task, future) in enumerate(zip(rows, tasks, futures)):
+            info = read_progress(load_task(task).progress_path)
+            noun = 'failed' if task['stage'] == 'eval' else 'errors'
             if future.done():
                 status = future.result()
-                info = read_progress(load_task(task).progress_path) or {}
+                info = info or {}
                 total = info.get('total') or bar.tasks[row].total or 1
                 bar.update(row, total=total, completed=info.get('done', total), extra=status.state)
             elif info:
-                extra = f'{info.get("errors", 0)} failed' if task['stage'] == 'eval' else \
-                    f'{info.get("errors", 0)} errors'
-                bar.update(row, total=info['total'], completed=info['done'], extra=extra)
+                bar.update(row, total=info['total'], completed=info['done'],
+                           extra=f'{info.get("errors", 0)} {noun}{_rate(info)}')
             elif task['config_path'] in self._procs:
                 bar.update(row, extra='starting')
+            parts = (info or {}).get('parts') or {}
+            if len(parts) > 1:           # one line per dataset of an inference task
+                for name, part in parts.items():
+                    key = (index, name)
+                    if key not in self._part_rows:
+                        self._part_rows[key] = bar.add_task(f'  {name}', total=part['total'], extra='')
+                    bar.update(self._part_rows[key], total=part['total'], completed=part['done'],
+                               extra=f'{part.get("errors", 0)} {noun}')
 
     def _run_process(self, task):
         runnable = load_task(task)
@@ -150,3 +159,16 @@ class LocalRunner:
                     os.killpg(proc.pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+
+
+def _label(task):
+    if task.get('dataset_abbr'):
+        return f'{task["model_abbr"]}/{task["dataset_abbr"]}'
+    return task['model_abbr']
+
+
+def _rate(info):
+    elapsed = time.time() - info.get('started', time.time())
+    if elapsed <= 1 or not info.get('done'):
+        return ''
+    return f', {info["done"] / elapsed * 60:.0f}/min'

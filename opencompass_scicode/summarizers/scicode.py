@@ -63,8 +63,8 @@ class SciCodeSummarizer:
             for ds in cfg['datasets']:
                 d = dataset_abbr(ds)
                 path = run_dir.results_path(m, d)
-                failed = any(status.get(f'{stage}/{m}/{d}', {}).get('state') in ('failed', 'interrupted')
-                             for stage in ('infer', 'eval'))
+                failed = any(status.get(name, {}).get('state') in ('failed', 'interrupted')
+                             for name in (f'infer/{m}', f'eval/{m}/{d}'))
                 results = None
                 if path.is_file() and not status.get(f'eval/{m}/{d}', {}).get('state') == 'failed':
                     results = json.loads(path.read_text())

@@ -19,17 +19,15 @@ class BaseTask:
         self.cfg = cfg
         self.run_dir = RunDir(cfg['work_dir'], cfg['timestamp'])
         self.model_cfg = dict(cfg['model'])
-        self.dataset_cfg = dict(cfg['dataset'])
         self.model_abbr = cfg['model_abbr']
-        self.dataset_abbr = cfg['dataset_abbr']
 
     @property
     def name(self):
-        return f'{self.stage}/{self.model_abbr}/{self.dataset_abbr}'
+        raise NotImplementedError
 
     @property
     def log_path(self):
-        return self.run_dir.log_path(self.stage, self.model_abbr, self.dataset_abbr)
+        raise NotImplementedError
 
     @property
     def progress_path(self):

@@ -11,7 +11,21 @@ from .base import EXIT_FAILED, EXIT_OK, BaseTask
 
 
 class EvalTask(BaseTask):
+    """Scores one model on one dataset."""
     stage = 'eval'
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.dataset_cfg = dict(cfg['dataset'])
+        self.dataset_abbr = cfg['dataset_abbr']
+
+    @property
+    def name(self):
+        return f'eval/{self.model_abbr}/{self.dataset_abbr}'
+
+    @property
+    def log_path(self):
+        return self.run_dir.log_path('eval', self.model_abbr, self.dataset_abbr)
 
     @property
     def store(self):
@@ -28,8 +42,10 @@ class EvalTask(BaseTask):
         except (OSError, ValueError):
             return False
         evaluator = build_evaluator(self.dataset_cfg)
+        saved = results.get('evaluator') or {}
+        # Worker counts and the executor do not change verdicts; the rest does.
         return (results.get('predictions_digest') == self.store.digest()
-                and results.get('evaluator') == evaluator.settings())
+                and all(saved.get(k) == v for k, v in evaluator.identity().items()))
 
     def run(self):
         if not self.store.exists():

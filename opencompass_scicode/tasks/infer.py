@@ -1,5 +1,11 @@
+"""Inference for one model over all its datasets, in one process.
+
+One process per model keeps the model's concurrency and rate limits true for
+the whole run, however many datasets it has.
+"""
 from ..config.builder import build_dataset, build_model, prefilled_mode
-from ..inference.engine import Inferencer, infer_settings
+from ..inference.engine import InferPart, Inferencer, infer_settings
+from ..inference.modes import requires_chat
 from ..predictions import PredictionStore, fingerprint
 from ..utils.progress import ProgressFile
 from .base import EXIT_OK, EXIT_STEP_ERRORS, BaseTask
@@ -8,43 +14,86 @@ from .base import EXIT_OK, EXIT_STEP_ERRORS, BaseTask
 class InferTask(BaseTask):
     stage = 'infer'
 
-    @property
-    def store(self):
-        return PredictionStore(self.run_dir.predictions_path(self.model_abbr, self.dataset_abbr))
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.dataset_cfgs = [dict(d) for d in cfg['datasets']]
+        self.dataset_abbrs = list(cfg['dataset_abbrs'])
 
-    def _objects(self):
-        model = build_model(self.model_cfg)
-        dataset = build_dataset(self.dataset_cfg)
-        return model, dataset
+    @property
+    def name(self):
+        return f'infer/{self.model_abbr}'
+
+    @property
+    def log_path(self):
+        return self.run_dir.log_path('infer', self.model_abbr)
+
+    def store(self, dataset_abbr):
+        return PredictionStore(self.run_dir.predictions_path(self.model_abbr, dataset_abbr))
+
+    def _parts(self, model):
+        parts = []
+        for cfg, abbr in zip(self.dataset_cfgs, self.dataset_abbrs):
+            dataset = build_dataset(cfg)
+            parts.append(InferPart(dataset=dataset, store=self.store(abbr),
+                                   infer_cfg=cfg.get('infer_cfg', {}), prefilled_mode=prefilled_mode(cfg)))
+        return parts
 
     def is_complete(self):
-        """Every scored step has an error-free record made with today's settings."""
-        if not self.store.exists():
-            return False
-        model, dataset = self._objects()
-        settings_fp = fingerprint(infer_settings(model, dataset, self.dataset_cfg.get('infer_cfg', {}),
-                                                 prefilled_mode(self.dataset_cfg)))
-        records = self.store.load()
-        for problem in dataset.problems:
-            for step in problem.scored_steps:
-                rec = records.get(step.step_id)
-                if rec is None or rec.get('error') or rec.get('settings_fp') != settings_fp:
-                    return False
+        """Every scored step of every dataset has an error-free record made with today's settings."""
+        model = build_model(self.model_cfg)
+        for part in self._parts(model):
+            settings_fp = fingerprint(infer_settings(model, part.dataset, part.infer_cfg, part.prefilled_mode))
+            records = part.store.load()
+            for problem in part.dataset.problems:
+                for step in problem.scored_steps:
+                    rec = records.get(step.step_id)
+                    if rec is None or rec.get('error') or rec.get('settings_fp') != settings_fp:
+                        return False
         return True
 
     def run(self):
-        model, dataset = self._objects()
-        model.check_dataset(dataset)
-        progress = ProgressFile(self.progress_path, self.name, dataset.scored_step_count)
-        inferencer = Inferencer(
-            model, dataset, self.store, self.dataset_cfg.get('infer_cfg', {}),
-            prefilled_mode(self.dataset_cfg),
-            on_progress=lambda s: progress.update(done=s.done, errors=s.errors))
-        stats = inferencer.run()
-        progress.update(done=stats.done, errors=stats.errors, force=True)
-        self.log(f'{stats.done}/{stats.total} steps ({stats.reused} reused), {stats.errors} errors '
-                 f'-> {self.store.path}')
-        if stats.errors:
-            self.log(f'steps without code: {", ".join(stats.error_steps)}')
-            return EXIT_STEP_ERRORS
-        return EXIT_OK
+        model = build_model(self.model_cfg)
+        parts = self._parts(model)
+        for part in parts:
+            model.check_dataset(part.dataset)
+        progress = ProgressFile(self.progress_path, self.name, sum(p.dataset.scored_step_count for p in parts),
+                                parts={p.dataset.abbr: p.dataset.scored_step_count for p in parts})
+        code_runner = None
+        if any(p.infer_cfg.get('mode') == 'tool_use' for p in parts):
+            from ..inference.code_interpreter import CodeInterpreter
+            timeout = max(p.infer_cfg.get('code_timeout_seconds', 180) for p in parts)
+            code_runner = CodeInterpreter(timeout=timeout)
+
+        def on_progress(part):
+            progress.update_part(part.dataset.abbr, done=part.stats.done, errors=part.stats.errors)
+
+        eager = self._eager_evaluator(parts) if self.cfg.get('eager_eval') else None
+        inferencer = Inferencer(model, parts, on_progress=on_progress, code_runner=code_runner,
+                                on_problem_done=eager.submit if eager else None,
+                                discard_stale=self.cfg.get('discard_stale', False))
+        try:
+            stats = inferencer.run()
+        finally:
+            if code_runner:
+                code_runner.close()
+            if eager:
+                eager.finish()
+        progress.write(force=True)
+        errors = 0
+        for part, st in zip(parts, stats):
+            self.log(f'{part.dataset.abbr}: {st.done}/{st.total} steps ({st.reused} reused), '
+                     f'{st.errors} errors -> {part.store.path}')
+            if st.errors:
+                self.log(f'{part.dataset.abbr}: steps without code: {", ".join(st.error_steps)}')
+            errors += st.errors
+        return EXIT_STEP_ERRORS if errors else EXIT_OK
+
+    def _eager_evaluator(self, parts):
+        from ..evaluation.eager import EagerEvaluator
+        return EagerEvaluator(self.run_dir, [(p, cfg) for p, cfg in zip(parts, self.dataset_cfgs)],
+                              log=self.log)
+
+
+def check_mode_support(model, dataset_cfg):
+    mode = (dataset_cfg.get('infer_cfg') or {}).get('mode', 'naive')
+    return not requires_chat(mode) or getattr(model, 'supports_chat', False)

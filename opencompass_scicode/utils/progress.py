@@ -6,11 +6,13 @@ from pathlib import Path
 
 
 class ProgressFile:
-    def __init__(self, path, label, total, unit='steps', min_interval=0.5):
+    def __init__(self, path, label, total, unit='steps', min_interval=0.5, parts=None):
         self.path = Path(path) if path else None
         self.label = label
         self.state = {'label': label, 'done': 0, 'total': total, 'errors': 0, 'unit': unit,
-                      'started': time.time()}
+                      'started': time.time(),
+                      'parts': {name: {'done': 0, 'total': n, 'errors': 0}
+                                for name, n in (parts or {}).items()}}
         self.min_interval = min_interval
         self._last = 0.0
         self.write(force=True)
@@ -23,6 +25,13 @@ class ProgressFile:
         if total is not None:
             self.state['total'] = total
         self.write(force=force or self.state['done'] >= self.state['total'])
+
+    def update_part(self, name, done, errors=0):
+        """Progress of one part (a dataset of an inference task); the totals follow."""
+        part = self.state['parts'][name]
+        part['done'], part['errors'] = done, errors
+        parts = self.state['parts'].values()
+        self.update(done=sum(p['done'] for p in parts), errors=sum(p['errors'] for p in parts))
 
     def write(self, force=False):
         now = time.monotonic()

@@ -1,11 +1,11 @@
 """The layout of one run's directory: `<work_dir>/<timestamp>/...`.
 
     configs/<timestamp>.py                    merged config of the run
-    configs/tasks/<stage>_<model>_<dataset>.py  one file per task
+    configs/tasks/<stage>_<model>[_<dataset>].py  one file per task
     predictions/<model>/<dataset>.jsonl
     results/<model>/<dataset>.json
     summary/summary_<timestamp>.{txt,csv,md,png}
-    logs/<stage>/<model>/<dataset>.out        task output (+ .progress.json)
+    logs/infer/<model>.out, logs/eval/<model>/<dataset>.out   task output (+ .progress.json)
     status.json                               last known state of every task
 """
 import json
@@ -44,8 +44,9 @@ class RunDir:
     def config_path(self):
         return self.root / 'configs' / f'{self.timestamp}.py'
 
-    def task_config_path(self, stage, model_abbr, dataset_abbr):
-        return self.root / 'configs' / 'tasks' / f'{stage}_{model_abbr}_{dataset_abbr}.py'
+    def task_config_path(self, stage, model_abbr, dataset_abbr=None):
+        name = f'{stage}_{model_abbr}' + (f'_{dataset_abbr}' if dataset_abbr else '')
+        return self.root / 'configs' / 'tasks' / f'{name}.py'
 
     def predictions_path(self, model_abbr, dataset_abbr):
         return self.root / 'predictions' / model_abbr / f'{dataset_abbr}.jsonl'
@@ -53,7 +54,9 @@ class RunDir:
     def results_path(self, model_abbr, dataset_abbr):
         return self.root / 'results' / model_abbr / f'{dataset_abbr}.json'
 
-    def log_path(self, stage, model_abbr, dataset_abbr):
+    def log_path(self, stage, model_abbr, dataset_abbr=None):
+        if dataset_abbr is None:
+            return self.root / 'logs' / stage / f'{model_abbr}.out'
         return self.root / 'logs' / stage / model_abbr / f'{dataset_abbr}.out'
 
     def summary_path(self, ext):

@@ -1,0 +1,60 @@
+"""The `code_interpreter` tool of the tool_use mode: snippets run in the step sandbox."""
+import asyncio
+import json
+import queue
+
+from ..evaluation.executor import EXECUTORS, Limits, StepJob
+
+
+class CodeInterpreter:
+    """Runs model-written snippets, `workers` at a time, each in a fresh sandboxed directory."""
+
+    def __init__(self, timeout=180, workers=2, executor='forkserver', max_output_bytes=16 * 1024):
+        self.limits = Limits(timeout=timeout, max_output_bytes=max_output_bytes)
+        self.workers = workers
+        self.executor_name = executor
+        self._executor = None
+        self._slots = None
+
+    def _start(self):
+        if self._executor is None:
+            self._executor = EXECUTORS[self.executor_name](self.limits, workers=self.workers)
+            self._executor.start()
+            self._slots = queue.Queue()
+            for slot in range(self.workers):
+                self._slots.put(slot)
+
+    def run_code(self, code):
+        self._start()
+        slot = self._slots.get()
+        try:
+            run = self._executor.run(StepJob(step_id='tool', program=code, tests=[], dependencies='',
+                                             targets_path=None, simps_shim=False), slot)
+        finally:
+            self._slots.put(slot)
+        events = {e.get('event') for e in run.events}
+        if run.error:
+            status = 'error'
+        elif run.timed_out:
+            status = 'timeout'
+        elif 'completed' in events:
+            status = 'success'
+        else:
+            status = 'error'
+        return {'status': status, 'exit_code': run.returncode if status != 'success' else 0,
+                'stdout': run.stdout, 'stderr': run.stderr or (run.error or '')}
+
+    async def run_call(self, call):
+        try:
+            code = json.loads(call.get('arguments') or '{}')['code']
+            if not isinstance(code, str):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            return {'status': 'error', 'exit_code': None, 'stdout': '',
+                    'stderr': 'the arguments must be JSON with a string field `code`'}
+        return await asyncio.to_thread(self.run_code, code)
+
+    def close(self):
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None

@@ -1,0 +1,292 @@
+"""OpenAI-compatible chat models (OpenAI, vLLM, SGLang, llama.cpp, Ollama, ...).
+
+Built on the official `openai` SDK's async client. Retries are ours, not the
+SDK's, so that every attempt goes through the model's concurrency and rate
+limits: exponential backoff with jitter on 429, 5xx, timeouts, connection
+errors and malformed responses, honouring Retry-After, with a bounded number
+of attempts and a bounded total wait. 400/401/403/404 are not retried: they
+mean a wrong key, model name or request, and stop the model's inference at
+its first request (the first request is sent alone to find out).
+"""
+import asyncio
+import os
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..errors import ConfigError, UserFacingError
+from .base import BaseModel, Generation
+
+DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
+_THINK = re.compile(r'<think>(.*?)</think>', re.DOTALL)
+
+
+class FatalModelError(UserFacingError):
+    """The API refused the request in a way retrying cannot fix."""
+
+
+@dataclass
+class ChatTurn:
+    content: str = ''
+    reasoning: Optional[str] = None
+    tool_calls: list = field(default_factory=list)    # [{'id', 'name', 'arguments'}]
+    finish_reason: Optional[str] = None
+    usage: dict = field(default_factory=dict)
+    attempts: int = 1
+    latency_s: float = 0.0
+
+
+def resolve_key(key):
+    """'ENV' -> $OPENAI_API_KEY; 'SOME_VAR' (set in the environment) -> its value; else the literal."""
+    if key is None or key == 'ENV':
+        return os.environ.get('OPENAI_API_KEY'), 'OPENAI_API_KEY'
+    if re.fullmatch(r'[A-Z_][A-Z0-9_]*', key) and key in os.environ:
+        return os.environ[key], key
+    if key.startswith('ENV:'):
+        return os.environ.get(key[4:]), key[4:]
+    return key, None
+
+
+def split_reasoning(content):
+    """(answer without <think> blocks, the reasoning text or None)."""
+    if not content or '<think>' not in content:
+        return content or '', None
+    thoughts = _THINK.findall(content)
+    answer = _THINK.sub('', content)
+    if '<think>' in answer:            # unterminated: everything after it is reasoning
+        answer, _, tail = answer.partition('<think>')
+        thoughts.append(tail)
+    return answer.strip('\n'), '\n'.join(t.strip() for t in thoughts)
+
+
+class RateLimiter:
+    """At most `rate` request starts per second (a token bucket of size 1)."""
+
+    def __init__(self, rate):
+        self.interval = 1.0 / rate if rate else 0.0
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self):
+        if not self.interval:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            delay = self._next - now
+            self._next = max(now, self._next) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+class OpenAIChatModel(BaseModel):
+    """A model behind an OpenAI-compatible API.
+
+    path: model name. base_url: API root (e.g. http://localhost:8000/v1).
+    key: 'ENV' ($OPENAI_API_KEY), the name of an environment variable, or a literal
+        (kept out of every file the run writes).
+    temperature (0, official), max_out_len (max tokens), system_prompt (None: none),
+    extra_body (e.g. {'reasoning_effort': 'high'}), timeout (s per attempt),
+    retries (attempts after the first), max_retry_wait (s, total), max_concurrency
+    (requests in flight), query_per_second (request starts), api: 'chat' or 'responses'.
+    """
+
+    supports_chat = True
+
+    def __init__(self, path, abbr=None, base_url=None, key='ENV', temperature=0.0, max_out_len=None,
+                 system_prompt=DEFAULT_SYSTEM_PROMPT, extra_body=None, timeout=600.0, retries=8,
+                 max_retry_wait=600.0, max_concurrency=8, query_per_second=None, api='chat'):
+        super().__init__(abbr or path.split('/')[-1])
+        if api not in ('chat', 'responses'):
+            raise ConfigError(f'unknown api {api!r}', key='api', fix="use 'chat' or 'responses'")
+        self.path = path
+        self.base_url = base_url
+        self._key, self._key_source = resolve_key(key)
+        if not self._key:
+            var = self._key_source or 'OPENAI_API_KEY'
+            raise ConfigError(f'no API key for model {self.abbr!r}: ${var} is not set', key='key',
+                              fix=f'export {var}=... (or set key= to the name of the variable '
+                                  f'that holds it; local servers accept any non-empty key)')
+        self.temperature = temperature
+        self.max_out_len = max_out_len
+        self.system_prompt = system_prompt
+        self.extra_body = dict(extra_body or {})
+        self.timeout = timeout
+        self.retries = retries
+        self.max_retry_wait = max_retry_wait
+        self.max_concurrency = max_concurrency
+        self.query_per_second = query_per_second
+        self.api = api
+        self._client = None
+        self._limits = None
+        self._verified = None
+
+    # ------------------------------------------------------------ identity
+    def settings(self):
+        return {'type': 'OpenAIChatModel', 'path': self.path, 'base_url': self.base_url,
+                'temperature': self.temperature, 'max_out_len': self.max_out_len,
+                'system_prompt': self.system_prompt, 'extra_body': self.extra_body, 'api': self.api}
+
+    def redact(self, text):
+        """Remove the key from text that may end up in files or logs."""
+        if text and self._key and len(self._key) >= 4:
+            text = str(text).replace(self._key, '<redacted>')
+        return text
+
+    # ------------------------------------------------------------ plumbing
+    def _setup(self):
+        """Per event loop: client, semaphore, rate limiter, first-request gate."""
+        loop = asyncio.get_running_loop()
+        if self._limits is not None and self._limits[0] is loop:
+            return
+        from openai import AsyncOpenAI
+        self._client = AsyncOpenAI(api_key=self._key, base_url=self.base_url, max_retries=0,
+                                   timeout=self.timeout)
+        self._limits = (loop, asyncio.Semaphore(max(1, self.max_concurrency)),
+                        RateLimiter(self.query_per_second))
+        self._verified = None
+
+    async def _gate(self):
+        """The very first request goes alone: a wrong key or model fails once, not hundreds of times."""
+        if self._verified is None:
+            self._verified = asyncio.get_running_loop().create_future()
+            return True
+        if not self._verified.done():
+            await asyncio.shield(self._verified)
+        return False
+
+    def _open_gate(self, error=None):
+        if self._verified is not None and not self._verified.done():
+            if error is None:
+                self._verified.set_result(True)
+            else:
+                self._verified.set_exception(error)
+
+    async def achat(self, messages, tools=None):
+        """One model turn, with retries. Raises FatalModelError or returns a ChatTurn."""
+        import openai
+        self._setup()
+        _, semaphore, limiter = self._limits
+        first = await self._gate()
+        started, waited, attempt = time.monotonic(), 0.0, 0
+        while True:
+            attempt += 1
+            async with semaphore:
+                await limiter.wait()
+                try:
+                    turn = await self._request(messages, tools)
+                except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError,
+                        openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                    fatal = FatalModelError(self.redact(
+                        f'{self.abbr}: the API refused the request ({exc.status_code}): '
+                        f'{_message(exc)}. Check the model name, base_url and API key.'))
+                    if first:
+                        self._open_gate(fatal)
+                    raise fatal from None
+                except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
+                        openai.APIConnectionError, openai.APIResponseValidationError,
+                        openai.APIStatusError, ValueError) as exc:
+                    error = exc
+                else:
+                    if first:
+                        self._open_gate()
+                    turn.attempts = attempt
+                    turn.latency_s = round(time.monotonic() - started, 3)
+                    return turn
+            delay = _backoff(error, attempt)
+            if attempt > self.retries or waited + delay > self.max_retry_wait:
+                if first:
+                    self._open_gate()      # not a configuration problem: let the others try
+                raise RuntimeError(self.redact(
+                    f'gave up after {attempt} attempts ({waited:.0f}s of waiting): '
+                    f'{type(error).__name__}: {_message(error)}'))
+            waited += delay
+            await asyncio.sleep(delay)
+
+    async def _request(self, messages, tools):
+        if self.api == 'responses':
+            return await self._request_responses(messages, tools)
+        kwargs = {'model': self.path, 'messages': messages, 'temperature': self.temperature}
+        if self.max_out_len:
+            kwargs['max_tokens'] = self.max_out_len
+        if tools:
+            kwargs['tools'] = tools
+        if self.extra_body:
+            kwargs['extra_body'] = self.extra_body
+        response = await self._client.chat.completions.create(**kwargs)
+        if not getattr(response, 'choices', None):
+            raise ValueError('malformed response: no choices')
+        choice = response.choices[0]
+        message = choice.message
+        content, reasoning = split_reasoning(message.content or '')
+        extra_reasoning = (getattr(message, 'reasoning_content', None)
+                           or (message.model_extra or {}).get('reasoning_content')
+                           or (message.model_extra or {}).get('reasoning'))
+        if extra_reasoning:
+            reasoning = extra_reasoning + ('\n' + reasoning if reasoning else '')
+        calls = [{'id': c.id, 'name': c.function.name, 'arguments': c.function.arguments}
+                 for c in (message.tool_calls or [])]
+        usage = response.usage.model_dump() if response.usage else {}
+        return ChatTurn(content=content, reasoning=reasoning, tool_calls=calls,
+                        finish_reason=choice.finish_reason, usage=_plain_usage(usage))
+
+    async def _request_responses(self, messages, tools):
+        kwargs = {'model': self.path, 'input': [m for m in messages if m['role'] != 'system'],
+                  'temperature': self.temperature}
+        system = [m['content'] for m in messages if m['role'] == 'system']
+        if system:
+            kwargs['instructions'] = system[0]
+        if self.max_out_len:
+            kwargs['max_output_tokens'] = self.max_out_len
+        if self.extra_body:
+            kwargs['extra_body'] = self.extra_body
+        if tools:
+            kwargs['tools'] = [{'type': 'function', **t['function']} for t in tools]
+        response = await self._client.responses.create(**kwargs)
+        calls = [{'id': item.call_id, 'name': item.name, 'arguments': item.arguments}
+                 for item in response.output if getattr(item, 'type', '') == 'function_call']
+        content, reasoning = split_reasoning(response.output_text or '')
+        finish = 'length' if getattr(response, 'incomplete_details', None) else 'stop'
+        usage = response.usage.model_dump() if response.usage else {}
+        return ChatTurn(content=content, reasoning=reasoning, tool_calls=calls, finish_reason=finish,
+                        usage=_plain_usage(usage))
+
+    def initial_messages(self, prompt):
+        messages = [{'role': 'system', 'content': self.system_prompt}] if self.system_prompt else []
+        return messages + [{'role': 'user', 'content': prompt}]
+
+    async def agenerate(self, request):
+        turn = await self.achat(self.initial_messages(request.prompt))
+        return Generation(text=turn.content, reasoning=turn.reasoning, finish_reason=turn.finish_reason,
+                          usage=dict(turn.usage, requests=turn.attempts, latency_s=turn.latency_s))
+
+
+def _plain_usage(usage):
+    keep = ('prompt_tokens', 'completion_tokens', 'total_tokens', 'input_tokens', 'output_tokens')
+    out = {k: usage[k] for k in keep if isinstance(usage.get(k), int)}
+    out.setdefault('prompt_tokens', out.get('input_tokens', 0))
+    out.setdefault('completion_tokens', out.get('output_tokens', 0))
+    return out
+
+
+def _message(exc):
+    body = getattr(exc, 'body', None)
+    if isinstance(body, dict):
+        inner = body.get('error', body)
+        if isinstance(inner, dict) and inner.get('message'):
+            return str(inner['message'])[:300]
+    return str(exc)[:300]
+
+
+def _backoff(error, attempt, base=1.0, cap=60.0):
+    response = getattr(error, 'response', None)
+    headers = getattr(response, 'headers', None) or {}
+    retry_after = headers.get('retry-after') if hasattr(headers, 'get') else None
+    if retry_after:
+        try:
+            return min(max(float(retry_after), 0.0), 300.0)
+        except ValueError:
+            pass
+    # full jitter on an exponential ceiling
+    return random.uniform(0, min(cap, base * 2 ** (attempt - 1))) + 0.05

@@ -1,0 +1,43 @@
+"""API keys stay out of every file a run writes.
+
+A literal key in a model config is moved into an environment variable that
+only the run's own processes inherit; the dumped configs name the variable.
+"""
+import hashlib
+import os
+
+SECRET_FIELDS = ('key', 'api_key', 'token', 'password', 'secret')
+ENV_PREFIX = 'OPENCOMPASS_SCICODE_SECRET_'
+
+
+def _is_reference(value):
+    """'ENV', 'ENV:NAME' or the name of a set environment variable: not a secret itself."""
+    return (value == 'ENV' or value.startswith('ENV:')
+            or (value.isupper() and value.replace('_', '').isalnum() and value in os.environ))
+
+
+def move_secrets_to_env(model_cfg, abbr):
+    out = dict(model_cfg)
+    for name in SECRET_FIELDS:
+        value = out.get(name)
+        if isinstance(value, str) and value and not _is_reference(value):
+            var = ENV_PREFIX + hashlib.sha256(f'{abbr}:{name}'.encode()).hexdigest()[:12].upper()
+            os.environ[var] = value
+            out[name] = f'ENV:{var}'
+    return out
+
+
+def redact_config(cfg):
+    """A copy of a whole config with literal secrets of models replaced by a marker."""
+    out = dict(cfg)
+    if isinstance(out.get('models'), (list, tuple)):
+        models = []
+        for model in out['models']:
+            model = dict(model)
+            for name in SECRET_FIELDS:
+                value = model.get(name)
+                if isinstance(value, str) and value and not _is_reference(value):
+                    model[name] = '<redacted>'
+            models.append(model)
+        out['models'] = models
+    return out
