@@ -120,6 +120,9 @@ class SciCodeEvaluator:
                     records[step.step_id] = _record(step, 'parse_error', 'no prediction for this step')
                 elif pred.get('error'):
                     records[step.step_id] = _record(step, 'parse_error', pred['error'])
+                elif pred.get('truncated'):
+                    records[step.step_id] = _record(
+                        step, 'fail', 'the response was cut off by the token limit (finish_reason=length)')
                 elif step.step_id not in targets.step_ids:
                     records[step.step_id] = _record(step, 'eval_error',
                                                     'the targets file has no entry for this step')

@@ -105,9 +105,14 @@ class SciCodeSummarizer:
         notes = self._notes(collected)
         title = 'SciCode results: ' + ', '.join(label for label, _ in groups)
         text = title + '\n\n' + tabulate(body, headers=header, tablefmt='simple', disable_numparse=True)
+        usage_header, usage_rows = self.usage(cfg, run_dir)
+        if usage_rows:
+            text += '\n\nInference usage\n\n' + tabulate(usage_rows, headers=usage_header, tablefmt='simple')
         txt = text + ('\n\n' + '\n'.join(notes) if notes else '') + '\n'
         run_dir.summary_path('txt').write_text(txt, encoding='utf-8')
         md = f'## {title}\n\n' + tabulate(body, headers=header, tablefmt='github', disable_numparse=True)
+        if usage_rows:
+            md += '\n\n### Inference usage\n\n' + tabulate(usage_rows, headers=usage_header, tablefmt='github')
         run_dir.summary_path('md').write_text(md + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
                                               + '\n', encoding='utf-8')
         buf = io.StringIO()
@@ -124,6 +129,40 @@ class SciCodeSummarizer:
             print(txt)
             print('summary written to:\n  ' + '\n  '.join(map(str, written)))
         return {'header': header, 'rows': body, 'files': [str(p) for p in written]}
+
+    @staticmethod
+    def usage(cfg, run_dir):
+        """Per model, over all its datasets: requests, tokens and steps without an answer."""
+        header = ['model', 'steps answered', 'requests', 'prompt tokens', 'completion tokens',
+                  'errors', 'model time (s)']
+        rows = []
+        for model in cfg['models']:
+            m = model_abbr(model)
+            totals = dict.fromkeys(header[1:], 0)
+            seen = False
+            for ds in cfg['datasets']:
+                path = run_dir.predictions_path(m, dataset_abbr(ds))
+                if not path.is_file():
+                    continue
+                latest = {}
+                for line in path.read_text(encoding='utf-8').splitlines():
+                    try:
+                        rec = json.loads(line)
+                    except ValueError:
+                        continue
+                    seen = True
+                    latest[rec['step_id']] = rec
+                    usage = rec.get('usage') or {}
+                    totals['requests'] += usage.get('requests', 1 if rec.get('response') is not None else 0)
+                    totals['prompt tokens'] += usage.get('prompt_tokens', 0)
+                    totals['completion tokens'] += usage.get('completion_tokens', 0)
+                    totals['model time (s)'] += usage.get('latency_s', rec.get('duration_s') or 0)
+                totals['steps answered'] += sum(1 for r in latest.values() if not r.get('error'))
+                totals['errors'] += sum(1 for r in latest.values() if r.get('error'))
+            if seen:
+                totals['model time (s)'] = round(totals['model time (s)'], 1)
+                rows.append([m] + [totals[h] for h in header[1:]])
+        return header, rows
 
     @staticmethod
     def _notes(collected):

@@ -1,0 +1,141 @@
+"""A real OpenAI-compatible HTTP server on loopback, scriptable per request.
+
+Answers SciCode prompts with the gold code of the step being asked for (found
+by its function header in the NEXT STEP part of the prompt), so runs against
+it score like the reference model. Behaviours can be queued for the next
+requests: latency, 429 with Retry-After, 500, hanging, malformed JSON,
+finish_reason='length', reasoning content, tool calls, wrong answers.
+"""
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class FakeOpenAI:
+    def __init__(self, steps=(), key=None, delay=0.0):
+        self.headers_to_code = sorted(((s.function_header, s.ground_truth_code) for s in steps),
+                                      key=lambda hc: -len(hc[0]))
+        self.key = key
+        self.delay = delay
+        self.queue = []             # behaviours for the next requests, in order
+        self.rule = None            # callable(body) -> behaviour or None, checked before the queue
+        self.log = []               # one dict per request: time, body, status
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), self._handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self):
+        return f'http://127.0.0.1:{self.httpd.server_address[1]}/v1'
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # ------------------------------------------------------------ answers
+    def gold_for(self, text):
+        next_part = text.split('NEXT STEP', 1)[-1]
+        for header, code in self.headers_to_code:
+            if header and header in next_part:
+                return code
+        return None
+
+    def answer(self, body):
+        messages = body.get('messages', [])
+        last_user = next((m['content'] for m in reversed(messages) if m['role'] == 'user'), '')
+        code = self.gold_for(last_user) or self.gold_for('NEXT STEP' + '\n'.join(
+            m.get('content') or '' for m in messages if m['role'] == 'user'))
+        return f'Here is the code.\n```python\n{code or "pass"}\n```\n'
+
+    def _next_behaviour(self, body):
+        with self._lock:
+            if self.rule:
+                found = self.rule(body)
+                if found is not None:
+                    return found
+            return self.queue.pop(0) if self.queue else {}
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status, payload, headers=None, raw=None):
+                data = raw if raw is not None else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                length = int(self.headers.get('Content-Length', 0))
+                body = json.loads(self.rfile.read(length) or b'{}')
+                with server._lock:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                entry = {'time': time.monotonic(), 'body': body,
+                         'auth': self.headers.get('Authorization', '')}
+                try:
+                    status = self._respond(body)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+                entry['status'] = status
+                with server._lock:
+                    server.log.append(entry)
+
+            def _respond(self, body):
+                if server.key and self.headers.get('Authorization') != f'Bearer {server.key}':
+                    self._send(401, {'error': {'message': 'Incorrect API key provided.',
+                                               'type': 'invalid_request_error'}})
+                    return 401
+                b = server._next_behaviour(body)
+                time.sleep(b.get('delay', server.delay))
+                if b.get('hang'):
+                    time.sleep(b['hang'])
+                if b.get('status'):
+                    headers = {'Retry-After': str(b['retry_after'])} if 'retry_after' in b else {}
+                    self._send(b['status'], {'error': {'message': b.get('message', 'scripted error')}},
+                               headers)
+                    return b['status']
+                if b.get('malformed'):
+                    self._send(200, None, raw=b'{"id": "x", "choices": [ {"message": ')
+                    return 200
+                message = {'role': 'assistant', 'content': b.get('content', server.answer(body))}
+                if 'reasoning_content' in b:
+                    message['reasoning_content'] = b['reasoning_content']
+                if b.get('tool_calls'):
+                    message['tool_calls'] = [
+                        {'id': f'call_{i}', 'type': 'function',
+                         'function': {'name': c.get('name', 'code_interpreter'),
+                                      'arguments': json.dumps({'code': c['code']})}}
+                        for i, c in enumerate(b['tool_calls'])]
+                    message['content'] = b.get('content', '')
+                prompt_tokens = sum(len((m.get('content') or '').split()) for m in body.get('messages', []))
+                completion_tokens = len((message['content'] or '').split())
+                self._send(200, {
+                    'id': 'chatcmpl-test', 'object': 'chat.completion', 'created': int(time.time()),
+                    'model': body.get('model', 'test'),
+                    'choices': [{'index': 0, 'message': message,
+                                 'finish_reason': b.get('finish_reason',
+                                                        'tool_calls' if b.get('tool_calls') else 'stop')}],
+                    'usage': {'prompt_tokens': prompt_tokens, 'completion_tokens': completion_tokens,
+                              'total_tokens': prompt_tokens + completion_tokens}})
+                return 200
+
+        return Handler
