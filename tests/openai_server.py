@@ -90,14 +90,15 @@ class FakeOpenAI:
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 entry = {'time': time.monotonic(), 'body': body,
                          'auth': self.headers.get('Authorization', '')}
+                entry['status'] = None
                 try:
-                    status = self._respond(body)
+                    entry['status'] = self._respond(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    entry['status'] = 'client gone'     # e.g. the client timed out first
                 finally:
                     with server._lock:
                         server.in_flight -= 1
-                entry['status'] = status
-                with server._lock:
-                    server.log.append(entry)
+                        server.log.append(entry)
 
             def _respond(self, body):
                 if server.key and self.headers.get('Authorization') != f'Bearer {server.key}':
