@@ -10,6 +10,8 @@ divided by that critical path (target: at most 1.3 with a concurrency of at
 least the number of problems) and by the fully sequential time.
 """
 import argparse
+import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -17,9 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / 'tests'))
 
-from openai_server import FakeOpenAI  # noqa: E402
 from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
 from opencompass_scicode.inference.engine import InferPart, Inferencer  # noqa: E402
 from opencompass_scicode.models import OpenAIChatModel  # noqa: E402
@@ -35,19 +35,25 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     datasets = [SciCodeDataset(path=args.data, split=args.split, with_bg=bg) for bg in (False, True)]
-    steps = [s for p in datasets[0].problems for s in p.steps]
     longest = max(len(p.scored_steps) for p in datasets[0].problems)
     total = sum(d.scored_step_count for d in datasets)
-    with FakeOpenAI(steps, key='local', delay=args.delay) as server, \
-            tempfile.TemporaryDirectory() as tmp:
-        model = OpenAIChatModel(path='bench', base_url=server.base_url, key='local',
+    # The server runs in its own process, as a real one would.
+    server = subprocess.Popen([sys.executable, str(ROOT / 'tests' / 'openai_server.py'), '--data', args.data,
+                               '--delay', str(args.delay), '--key', 'local'],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    base_url = server.stdout.readline().strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        model = OpenAIChatModel(path='bench', base_url=base_url, key='local',
                                 max_concurrency=args.concurrency, timeout=60)
         parts = [InferPart(dataset=d, store=PredictionStore(Path(tmp) / f'{d.abbr}.jsonl'),
                            infer_cfg={'mode': 'naive'}, prefilled_mode='official') for d in datasets]
         start = time.monotonic()
         stats = Inferencer(model, parts).run()
         wall = time.monotonic() - start
-        requests, peak = len(server.log), server.max_in_flight
+    server.stdin.close()
+    counts = json.loads(server.stdout.readline())
+    server.wait()
+    requests, peak = counts['requests'], counts['max_in_flight']
     critical = longest * args.delay
     sequential = total * args.delay
     errors = sum(s.errors for s in stats)

@@ -140,3 +140,30 @@ class FakeOpenAI:
                 return 200
 
         return Handler
+
+
+def main():
+    """Serve from a separate process: `python tests/openai_server.py --data DIR --delay 1`."""
+    import argparse
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from opencompass_scicode.datasets import SciCodeDataset
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--data', required=True)
+    parser.add_argument('--delay', type=float, default=0.0)
+    parser.add_argument('--key', default=None)
+    args = parser.parse_args()
+    steps = [s for split in ('validation', 'test')
+             for p in SciCodeDataset(path=args.data, split=split).problems for s in p.steps]
+    with FakeOpenAI(steps, key=args.key, delay=args.delay) as server:
+        print(server.base_url, flush=True)
+        try:
+            sys.stdin.read()           # serve until the parent closes our stdin
+        finally:
+            print(json.dumps({'requests': len(server.log), 'max_in_flight': server.max_in_flight}),
+                  flush=True)
+
+
+if __name__ == '__main__':
+    main()

@@ -94,6 +94,8 @@ class SciCodeDataset:
     prepare: bool = True
     abbr: Optional[str] = None
     _problems: list = field(default=None, repr=False)
+    _checked: bool = field(default=False, repr=False)
+    _prefilled: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         if self.split not in SPLITS:
@@ -107,6 +109,8 @@ class SciCodeDataset:
         return Path(self.path)
 
     def ensure_files(self, allow_download=True):
+        if self._checked:
+            return
         if self.prepare:
             prepare_data(self.data_dir, allow_download=allow_download,
                          verify=self.verify_sha256)
@@ -114,6 +118,7 @@ class SciCodeDataset:
             from .files import missing_files, how_to_stage
             if missing_files(self.data_dir):
                 raise DataError(f'{self.data_dir}/ is incomplete.\n  ' + how_to_stage(self.data_dir))
+        self._checked = True     # once per object: checksums of every file are not free
 
     @property
     def problems(self):
@@ -147,8 +152,10 @@ class SciCodeDataset:
         return (self.data_dir / name).read_text(encoding='utf-8')
 
     def prefilled_file(self, step_id):
-        self.ensure_files()
-        return (self.data_dir / f'{step_id}.txt').read_text(encoding='utf-8')
+        if step_id not in self._prefilled:
+            self.ensure_files()
+            self._prefilled[step_id] = (self.data_dir / f'{step_id}.txt').read_text(encoding='utf-8')
+        return self._prefilled[step_id]
 
     def problem(self, problem_id):
         for p in self.problems:

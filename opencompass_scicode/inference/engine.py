@@ -111,8 +111,12 @@ class Inferencer:
         for part in self.parts:
             existing = part.store.load()
             for problem in part.dataset.problems:
-                chains.append(self._run_problem(part, problem, existing))
-        tasks = [asyncio.ensure_future(c) for c in chains]
+                chains.append((len(problem.scored_steps), part, problem, existing))
+        # Longest problems first: they set the total time, and the model's very first
+        # request (sent alone, see OpenAIChatModel) then belongs to one of them.
+        chains.sort(key=lambda c: -c[0])
+        tasks = [asyncio.ensure_future(self._run_problem(part, problem, existing))
+                 for _, part, problem, existing in chains]
         try:
             await asyncio.gather(*tasks)
         except BaseException:
@@ -137,7 +141,8 @@ class Inferencer:
                 continue
             record = await self._run_step(part, problem, step, codes, state)
             codes[step.step_id] = record['code']
-            part.store.append(record)
+            # saved (and synced) before this problem's next step; off the event loop
+            await asyncio.to_thread(part.store.append, record)
             part.stats.done += 1
             if record['error']:
                 part.stats.errors += 1

@@ -121,6 +121,7 @@ class OpenAIChatModel(BaseModel):
         self._client = None
         self._limits = None
         self._verified = None
+        import openai  # noqa: F401  (slow to import: here, not in the middle of the first request)
 
     # ------------------------------------------------------------ identity
     def settings(self):

@@ -7,6 +7,7 @@ step is appended again).
 import hashlib
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -19,6 +20,7 @@ def fingerprint(obj):
 class PredictionStore:
     def __init__(self, path):
         self.path = Path(path)
+        self._lock = threading.Lock()     # appends may come from several threads
 
     def exists(self):
         return self.path.is_file()
@@ -41,14 +43,15 @@ class PredictionStore:
         return records
 
     def append(self, record):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record, ensure_ascii=False) + '\n'
-        if self._ends_torn():
-            line = '\n' + line     # a crash cut the last line short; do not glue onto it
-        with open(self.path, 'a', encoding='utf-8') as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self._ends_torn():
+                line = '\n' + line     # a crash cut the last line short; do not glue onto it
+            with open(self.path, 'a', encoding='utf-8') as fh:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
 
     def _ends_torn(self):
         try:
