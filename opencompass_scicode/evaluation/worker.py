@@ -31,8 +31,9 @@ _CGROUPS = {}        # limits -> this worker's step cgroups, reused from step to
 LANDLOCK = (None, {'landlock': False, 'landlock_why': 'not prepared'})   # (ruleset fd, facts)
 
 
-def _children_of(pid):
-    kids = []
+def _parent_map():
+    """{pid: parent pid} of every process we can see."""
+    parents = {}
     for entry in os.listdir('/proc'):
         if not entry.isdigit():
             continue
@@ -43,9 +44,13 @@ def _children_of(pid):
             continue
         # the command name may hold spaces or parentheses: split after the last ')'
         fields = stat[stat.rfind(b')') + 2:].split()
-        if len(fields) > 1 and int(fields[1]) == pid:
-            kids.append(int(entry))
-    return kids
+        if len(fields) > 1:
+            parents[int(entry)] = int(fields[1])
+    return parents
+
+
+def _children_of(pid):
+    return [child for child, parent in _parent_map().items() if parent == pid]
 
 
 def _reap():
@@ -173,8 +178,7 @@ def _import_for_children(modules):
             except Exception:
                 pass
     if fresh:
-        gc.collect()
-        gc.freeze()
+        gc.freeze()       # no collection first: it would cost more than the garbage it frees
 
 
 def _cgroups_for(limits):
@@ -190,17 +194,7 @@ def _cgroups_for(limits):
 
 def _count_descendants(root):
     """Processes below `root` (orphans come back to it, so its subtree is the whole step)."""
-    parents = {}
-    for entry in os.listdir('/proc'):
-        if entry.isdigit():
-            try:
-                with open(f'/proc/{entry}/stat', 'rb') as fh:
-                    stat = fh.read()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(b')') + 2:].split()
-            if len(fields) > 1:
-                parents[int(entry)] = int(fields[1])
+    parents = _parent_map()
     count = 0
     for pid in parents:
         seen = pid
