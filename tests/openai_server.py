@@ -107,6 +107,8 @@ class FakeOpenAI:
                     return 401
                 b = server._next_behaviour(body)
                 time.sleep(b.get('delay', server.delay))
+                if self.path.endswith('/responses'):
+                    return self._respond_responses(body, b)
                 if b.get('hang'):
                     time.sleep(b['hang'])
                 if b.get('status'):
@@ -137,6 +139,22 @@ class FakeOpenAI:
                                                         'tool_calls' if b.get('tool_calls') else 'stop')}],
                     'usage': {'prompt_tokens': prompt_tokens, 'completion_tokens': completion_tokens,
                               'total_tokens': prompt_tokens + completion_tokens}})
+                return 200
+
+            def _respond_responses(self, body, b):
+                """The Responses API: `input` messages in, `output` items out."""
+                messages = [{'role': m['role'], 'content': m['content'] if isinstance(m['content'], str) else ''}
+                            for m in body.get('input', [])]
+                text = b.get('content', server.answer({'messages': messages}))
+                self._send(200, {
+                    'id': 'resp-test', 'object': 'response', 'created_at': int(time.time()),
+                    'model': body.get('model', 'test'), 'status': 'completed',
+                    'output': [{'type': 'message', 'id': 'msg-1', 'role': 'assistant', 'status': 'completed',
+                                'content': [{'type': 'output_text', 'text': text, 'annotations': []}]}],
+                    'parallel_tool_calls': False, 'tool_choice': 'auto', 'tools': [],
+                    'usage': {'input_tokens': 10, 'output_tokens': len(text.split()), 'total_tokens': 10,
+                              'input_tokens_details': {'cached_tokens': 0},
+                              'output_tokens_details': {'reasoning_tokens': 0}}})
                 return 200
 
         return Handler

@@ -288,3 +288,14 @@ def test_tool_use_mode_runs_the_tool_in_the_sandbox(tmp_path, server):
     assert output['status'] == 'success' and output['stdout'].startswith('42 True')
     assert record['tool_calls'] == 1
     assert server.log[0]['body']['tools'][0]['function']['name'] == 'code_interpreter'
+
+
+def test_responses_api(tmp_path, server):
+    work = tmp_path / 'w'
+    proc = run([write_config(tmp_path, server, model=dict(api='responses'), both=False, sample_ids=['1']),
+                '-w', work])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert statuses(results(only_run(work), 'val')) == {'1.1': 'pass'}
+    body = server.log[0]['body']
+    assert body['instructions'] == 'You are a helpful assistant.' and body['input'][0]['role'] == 'user'
+    assert predictions(only_run(work), 'val')[0]['usage']['completion_tokens'] > 0
