@@ -30,7 +30,7 @@ from benchmarks.stepsets import predictions  # noqa: E402
 from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
 from opencompass_scicode.evaluation import SciCodeEvaluator  # noqa: E402
 from opencompass_scicode.evaluation.program import step_program  # noqa: E402
-from opencompass_scicode.evaluation.scripts import ScriptRunner  # noqa: E402
+from opencompass_scicode.sandbox.scripts import ScriptRunner  # noqa: E402
 from opencompass_scicode.evaluation.sharing import (LocalVerdicts, SharedVerdicts, StepDurations,  # noqa: E402
                                                     durations_path)
 from opencompass_scicode.targets.resolve import resolve_targets  # noqa: E402

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse
 import sympy
 
-from opencompass_scicode.evaluation.scripts import RUNTIME_DIR
+from opencompass_scicode.sandbox.scripts import RUNTIME_DIR
 
 sys.path.insert(0, str(RUNTIME_DIR))
 from scicode.compare.cmp import are_dicts_close, cmp_tuple_or_list  # noqa: E402
@@ -39,7 +39,7 @@ def test_are_dicts_close():
 
 
 def test_runtime_package_is_importable_in_a_test_process():
-    from opencompass_scicode.evaluation.scripts import test_process_env
+    from opencompass_scicode.sandbox.scripts import test_process_env
     out = subprocess.run([sys.executable, '-c',
                           'from scicode.compare.cmp import cmp_tuple_or_list, are_dicts_close;'
                           'from scicode.parse.parse import process_hdf5_to_tuple; print("ok")'],

@@ -282,7 +282,7 @@ def test_protections_are_recorded(world):
     assert p['own_process'] and p['own_workdir'] and p['subreaper_cleanup']
     assert p['memory_limit_bytes'] > 0 and p['process_limit'] in ('cgroup', 'rlimit', 'polling')
     assert 'landlock' in p and 'network' in p
-    from opencompass_scicode.evaluation.sandbox import landlock_abi
+    from opencompass_scicode.sandbox.lockdown import landlock_abi
     if landlock_abi() > 0:                  # supported here: it must really be on
         assert p['landlock'] is True, p
 

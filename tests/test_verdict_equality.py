@@ -12,7 +12,7 @@ from benchmarks.stepsets import predictions, stub_code
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.program import step_program
-from opencompass_scicode.evaluation.scripts import ScriptRunner
+from opencompass_scicode.sandbox.scripts import ScriptRunner
 from opencompass_scicode.targets.resolve import resolve_targets
 
 SUBSET = ['1', '3', '4', '19', '29', '38', '70', '78']

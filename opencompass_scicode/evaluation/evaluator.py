@@ -6,7 +6,7 @@ import time
 
 from ..errors import ConfigError
 from ..prompts import PREFILLED_MODES, code_chain
-from .executor import EXECUTORS, Limits, StepJob
+from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from .metrics import score
 from .program import code_prefix
 from .sharing import (LocalVerdicts, SharedVerdicts, StepDurations, durations_path, program_key,
@@ -54,7 +54,7 @@ class SciCodeEvaluator:
     executor: 'forkserver' (workers preload the scientific stack and fork per step)
         or 'subprocess' (a new Python per step). Same sandbox, same verdicts.
     memory_limit_mb, max_processes, max_file_mb, max_output_bytes: per-step limits.
-    isolate_network, restrict_files, drop_privileges: sandbox layers (see sandbox.py).
+    isolate_network, restrict_files, drop_privileges: sandbox layers (see sandbox/lockdown.py).
     """
 
     def __init__(self, timeout=1800, max_workers=None, prefilled_mode='official', simps_shim=True,

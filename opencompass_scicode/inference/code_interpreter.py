@@ -3,7 +3,7 @@ import asyncio
 import json
 import queue
 
-from ..evaluation.executor import EXECUTORS, Limits, StepJob
+from ..sandbox.executor import EXECUTORS, Limits, StepJob
 
 
 class CodeInterpreter:

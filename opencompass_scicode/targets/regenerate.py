@@ -17,7 +17,7 @@ from pathlib import Path
 
 import h5py
 
-from ..evaluation.scripts import ScriptRunner
+from ..sandbox.scripts import ScriptRunner
 from ..evaluation.sharing import StepDurations, durations_path
 from ..evaluation.program import SIMPS_SHIM, code_prefix, needs_simps_shim
 from ..inference.extract import strip_imports

@@ -6,7 +6,7 @@ import scipy.sparse  # noqa: F401
 import sympy  # noqa: F401
 
 _path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..',
-                     'opencompass_scicode', 'sandbox_runtime', 'scicode', 'compare', 'cmp.py')
+                     'opencompass_scicode', 'sandbox', 'runtime', 'scicode', 'compare', 'cmp.py')
 _spec = importlib.util.spec_from_file_location('_scicode_cmp_impl', _path)
 _impl = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_impl)

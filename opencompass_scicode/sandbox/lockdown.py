@@ -121,7 +121,7 @@ def readable_roots(extra=()):
                                                or entry.startswith(sys.base_prefix)):
             roots.add(entry)
     # the stand-in `scicode` package the tests import (harness code, no data)
-    roots.add(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox_runtime'))
+    roots.add(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'runtime'))
     roots.update(extra)
     return sorted(r for r in roots if os.path.exists(r))
 

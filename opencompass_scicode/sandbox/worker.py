@@ -1,6 +1,6 @@
 """A worker process that runs step jobs, each in a forked, sandboxed child.
 
-`python -m opencompass_scicode.evaluation.worker [--preload mod,mod]` reads
+`python -m opencompass_scicode.sandbox.worker [--preload mod,mod]` reads
 one JSON job per line on stdin and answers one JSON result per line on
 stdout. With --preload it imports the scientific stack once, so every forked
 child starts with it in memory (the fast executor); without, each child pays
@@ -24,7 +24,7 @@ import time
 
 PR_SET_CHILD_SUBREAPER = 36
 LANDLOCK_FD = 4
-RUNTIME_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox_runtime')
+RUNTIME_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'runtime')
 REPORT_FD = 3
 DROP_OK = False      # set at start: may steps run under their own uid?
 _CGROUPS = {}        # limits -> this worker's step cgroups, reused from step to step
@@ -107,7 +107,7 @@ class CappedBuffer:
 def _child(job, workdir, out_w, err_w, rep_w, cgroups):
     """In the forked child: lock down, then hand over to the harness. Never returns."""
     try:
-        from . import harness, sandbox
+        from . import harness, lockdown as sandbox
         os.setsid()
         sandbox.die_with_parent()
         os.dup2(rep_w, REPORT_FD)
@@ -182,7 +182,7 @@ def _import_for_children(modules):
 
 
 def _cgroups_for(limits):
-    from .sandbox import WorkerCgroups
+    from .lockdown import WorkerCgroups
     key = (limits.get('max_processes'), limits.get('memory_bytes'))
     if key not in _CGROUPS:
         for other in _CGROUPS.values():       # limits changed: leave the old cgroups
@@ -322,9 +322,9 @@ def run_job(job, workroot):
 def _prepare(preload):
     """Imports shared by every worker (done once, in the zygote when there is one)."""
     sys.path.insert(0, RUNTIME_DIR)
-    from . import harness, sandbox  # noqa: F401
+    from . import harness, lockdown as sandbox  # noqa: F401
     from .guard import WATCHED  # noqa: F401
-    import scicode.compare.cmp  # noqa: F401  (the tests' helpers, from sandbox_runtime)
+    import scicode.compare.cmp  # noqa: F401  (the tests' helpers, from runtime/)
     import scicode.parse.parse  # noqa: F401
     global DROP_OK
     DROP_OK = sandbox.python_readable_by_others()
@@ -338,7 +338,7 @@ def _prepare(preload):
 def _serve(jobs_in, results_out):
     """The worker loop: one JSON job in, one JSON result out, until the input closes."""
     import gc
-    from . import sandbox
+    from . import lockdown as sandbox
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Objects that exist now are never collected in the children: a collection
     # walking them would copy most of the worker's memory into each child.

@@ -12,7 +12,7 @@ only matter to code trying to cheat:
   on its own (os._exit(0), atexit hooks) never produces the final report;
 - after the program and after each test a Guard checks that comparison
   functions, builtins and the dependency names were not rebound.
-The parent decides the verdict from these reports (see verdict.py).
+The parent decides the verdict from these reports (evaluation/verdict.py).
 """
 import builtins
 import json

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-RUNTIME_DIR = Path(__file__).resolve().parent.parent / 'sandbox_runtime'
+RUNTIME_DIR = Path(__file__).resolve().parent / 'runtime'
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
 
 

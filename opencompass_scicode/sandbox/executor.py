@@ -101,7 +101,7 @@ class _Worker:
         if channel is not None:        # forked by a zygote; we hold the pipe ends
             self.proc, (self.jobs, self.results) = None, channel
             return
-        cmd = [sys.executable, '-m', 'opencompass_scicode.evaluation.worker']
+        cmd = [sys.executable, '-m', 'opencompass_scicode.sandbox.worker']
         if preload:
             cmd += ['--preload', ','.join(preload)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -144,7 +144,7 @@ def _spawn_zygote(count, preload, threads):
         results_r, results_w = os.pipe()
         ours.append((os.fdopen(jobs_w, 'w', buffering=1), os.fdopen(results_r, 'r')))
         theirs.append((jobs_r, results_w))
-    cmd = [sys.executable, '-m', 'opencompass_scicode.evaluation.worker',
+    cmd = [sys.executable, '-m', 'opencompass_scicode.sandbox.worker',
            '--channels', ','.join(f'{a}:{b}' for a, b in theirs)]
     if preload:
         cmd += ['--preload', ','.join(preload)]

@@ -1,0 +1,5 @@
+"""Running untrusted step code: host-side executors, worker processes, the lock-down of each
+step process, the harness inside it, and the stand-in `scicode` package tests import (runtime/).
+
+Kept import-light: worker processes import modules of this package.
+"""
