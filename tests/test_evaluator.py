@@ -112,3 +112,21 @@ def test_stdout_and_stderr_are_captured_and_capped(tiny):
     rec = result['problems'][0]['steps'][0]
     assert rec['status'] == 'pass'
     assert len(rec['stdout']) < 1200 and 'bytes cut' in rec['stdout']
+
+
+def test_simps_shim_in_both_program_forms(tmp_path):
+    # Problems 2 and 28 import scipy.integrate.simps, gone since SciPy 1.14. The shim must work in
+    # the official-style program text (target regeneration here) and inside the sandbox harness.
+    problems = [{'problem_id': '970', 'problem_name': 's',
+                 'required_dependencies': 'import numpy as np\nfrom scipy.integrate import simps',
+                 'sub_steps': [step('970.1', 'Integrate.', 'def area(y):', '    return a',
+                                    ['assert np.allclose(area(np.array([0.0, 1.0, 4.0, 9.0, 16.0])), target)'],
+                                    gold='def area(y):\n    a = simps(y, x=np.arange(len(y)))\n    return a')]}]
+    ds = tiny_dataset(make_data_dir(tmp_path / 'd', problems))
+    targets = resolve_targets(ds)
+    assert targets.report == {'970.1': 'ok'}
+    assert np.isclose(read_step_targets(targets.path, '970.1', 1)[0], 64.0 / 3)   # x**2 on [0, 4]
+    with_shim = SciCodeEvaluator(timeout=60).evaluate(ds, gold_predictions(ds), targets)
+    assert statuses(with_shim) == {'970.1': 'pass'}
+    without = SciCodeEvaluator(timeout=60, simps_shim=False).evaluate(ds, gold_predictions(ds), targets)
+    assert statuses(without) == {'970.1': 'fail'}

@@ -1,5 +1,4 @@
 """Scores predictions: every scored step in its own sandboxed process, official semantics."""
-import ast
 import os
 import threading
 import time
@@ -8,7 +7,7 @@ from ..errors import ConfigError
 from ..prompts import PREFILLED_MODES, code_chain
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from .metrics import score
-from .program import code_prefix
+from .program import code_prefix, dependency_imports
 from .sharing import (LocalVerdicts, SharedVerdicts, StepDurations, durations_path, program_key,
                       targets_identity)
 from .verdict import decide
@@ -27,17 +26,7 @@ def _record(step, status, message='', run=None, violation=None):
 
 def dependency_modules(dependencies):
     """Modules named by a problem's import lines (fast workers import them once)."""
-    modules = set()
-    try:
-        tree = ast.parse(dependencies)
-    except SyntaxError:
-        return ()
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            modules.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            modules.add(node.module)
-    return tuple(sorted(modules))
+    return tuple(sorted({module for module, _ in dependency_imports(dependencies) if module}))
 
 
 # A step expected to run longer than this starts first, whatever it imports.
@@ -183,17 +172,18 @@ class SciCodeEvaluator:
             """A step to run now, or None when all are done; waits on steps others are running."""
             while True:
                 with lock:
-                    for sid in list(pending):
-                        cached = shared.get(keys[sid])
-                        if cached is not None:
-                            pending.remove(sid)
-                            finish(sid, dict(cached, step_id=sid, shared=True))
                     if not pending:
                         return None
                     for sid in sorted(pending, key=lambda s: preference(s, slot, executor)):
-                        if shared.try_claim(keys[sid]):
+                        cached = shared.get(keys[sid])
+                        if cached is not None:       # another task (or early evaluation) ran it
+                            pending.remove(sid)
+                            finish(sid, dict(cached, step_id=sid, shared=True))
+                        elif shared.try_claim(keys[sid]):
                             pending.remove(sid)
                             return sid
+                    if not pending:
+                        return None
                 time.sleep(0.2)       # the rest are being run by another eval task
 
         def work(executor, slot):

@@ -18,10 +18,32 @@ SIMPS_SHIM = (
     'import scipy.integrate as _scicode_integrate\n'
     "if not hasattr(_scicode_integrate, 'simps'):\n"
     '    def _scicode_simps(y, x=None, dx=1.0, axis=-1, even=None):\n'
-    '        return _scicode_integrate.simpson(y, x=x, dx=dx, axis=axis)\n'
+    '        from scipy.integrate import simpson\n'
+    '        return simpson(y, x=x, dx=dx, axis=axis)\n'
     '    _scicode_integrate.simps = _scicode_simps\n'
+    '    del _scicode_simps\n'
     'del _scicode_integrate\n'
 )
+
+
+def dependency_imports(dependencies):
+    """(module, name bound in the program) for each import of a problem's dependency lines.
+
+    The module is None for a relative import, the name None for `import *`.
+    """
+    import ast
+    try:
+        tree = ast.parse(dependencies)
+    except SyntaxError:
+        return []
+    pairs = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            pairs.extend((a.name, a.asname or a.name.split('.')[0]) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module if not node.level else None
+            pairs.extend((module, None if a.name == '*' else a.asname or a.name) for a in node.names)
+    return pairs
 
 
 def code_prefix(dependencies, prior_codes, code):
@@ -39,12 +61,15 @@ def test_suffix(step_id, test_cases):
     return ''.join(lines)
 
 
-def needs_simps_shim(program):
-    return 'simps' in program
+def needs_simps_shim(*texts):
+    # Only where it is used: the shim imports scipy.integrate, which is slow.
+    return any('simps' in text for text in texts)
+
+
+def with_simps_shim(program):
+    return SIMPS_SHIM + program if needs_simps_shim(program) else program
 
 
 def step_program(prefix, step_id, test_cases, simps_shim=True):
     program = prefix + test_suffix(step_id, test_cases)
-    if simps_shim and needs_simps_shim(program):
-        program = SIMPS_SHIM + program
-    return program
+    return with_simps_shim(program) if simps_shim else program

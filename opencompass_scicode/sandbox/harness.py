@@ -20,6 +20,7 @@ import os
 import sys
 import traceback
 
+from ..evaluation.program import SIMPS_SHIM, dependency_imports, needs_simps_shim
 from .guard import Guard
 
 _write = os.write      # bound before any untrusted code can rebind os.write
@@ -49,16 +50,6 @@ def _flush_std():
             pass
 
 
-def _install_simps_shim():
-    import scipy.integrate as integrate
-    if hasattr(integrate, 'simps'):
-        return
-
-    def simps(y, x=None, dx=1.0, axis=-1, even=None):
-        return integrate.simpson(y, x=x, dx=dx, axis=axis)
-    integrate.simps = simps
-
-
 def _deny_targets(flags):
     def process_hdf5_to_tuple(*args, **kwargs):
         flags.append('called process_hdf5_to_tuple (reading the test targets)')
@@ -71,34 +62,24 @@ def _deny_targets(flags):
     return process_hdf5_to_tuple
 
 
-def _dependency_names(dependencies):
-    import ast
-    names = []
-    try:
-        tree = ast.parse(dependencies)
-    except SyntaxError:
-        return names
-    for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name != '*':
-                    names.append(alias.asname or alias.name.split('.')[0])
-    return names
-
-
 def run_step(job, report_fd):
     """Never returns: ends the process with os._exit."""
     report = _reporter(report_fd, job['nonce'])
     flags = []
     status = 1
     try:
-        if job.get('simps_shim') and ('simps' in job['program'] or any('simps' in t for t in job['tests'])):
-            _install_simps_shim()      # imports scipy.integrate: only where it is used
+        if job.get('simps_shim') and needs_simps_shim(job['program'], *job['tests']):
+            exec(SIMPS_SHIM, {})       # the same shim the official-style program text gets
         namespace = {'__name__': '__main__', '__builtins__': builtins}
         # Bind the dependency names first, so the guard knows the real objects.
-        exec(compile(job['dependencies'], 'dependencies', 'exec'), namespace)
+        try:
+            exec(compile(job['dependencies'], 'dependencies', 'exec'), namespace)
+        except Exception as exc:   # the program would fail on its first lines: a failed step
+            traceback.print_exc()
+            report('exception', where='dependencies', detail=f'{type(exc).__name__}: {exc}'[:500])
+            return
         denied = _deny_targets(flags)
-        guard = Guard(namespace, _dependency_names(job['dependencies']))
+        guard = Guard(namespace, [name for _, name in dependency_imports(job['dependencies']) if name])
         report('started')
         code = compile(job['program'], 'program.py', 'exec')
         if not _run(code, namespace, report, 'program', guard, flags):

@@ -19,7 +19,7 @@ import h5py
 
 from ..sandbox.scripts import ScriptRunner
 from ..evaluation.sharing import StepDurations, durations_path
-from ..evaluation.program import SIMPS_SHIM, code_prefix, needs_simps_shim
+from ..evaluation.program import code_prefix, with_simps_shim
 from ..inference.extract import strip_imports
 from ..predictions import fingerprint
 from ..prompts import code_chain
@@ -52,7 +52,7 @@ def regeneration_program(problem, step, prefilled_text, out_path):
         parts.append(f'__recorder.begin({index})\n{source}\n')
     parts.append('__recorder.finish()\n')
     program = ''.join(parts)
-    return SIMPS_SHIM + program if needs_simps_shim(program) else program
+    return with_simps_shim(program)
 
 
 def _log(msg):
