@@ -63,7 +63,7 @@ def _resolve_run_dir(args, cfg):
         return run_dir, True
     if args.mode in ('eval', 'viz'):
         raise ConfigError(f'-m {args.mode} works on an earlier run\'s outputs',
-                          fix=f'add -r (latest run) or -r TIMESTAMP')
+                          fix='add -r (latest run) or -r TIMESTAMP')
     return RunDir(work_dir, new_timestamp()), False
 
 
@@ -101,22 +101,19 @@ def preflight(cfg, mode):
     return datasets, models
 
 
-def check_stale_predictions(cfg, run_dir, datasets, models, discard):
-    """-r with changed settings: stop before any request, naming what changed."""
+def check_stale_predictions(cfg, run_dir, datasets, models):
+    """-r with changed settings: stop before any request, naming what changed.
+
+    With --discard-stale the inference task sets the old predictions aside instead.
+    """
     from .config.builder import prefilled_mode
-    from .inference.engine import StalePredictionsError, infer_settings, stale_records
+    from .inference.engine import check_stale, infer_settings
     from .predictions import PredictionStore
     for model in models:
         for ds_cfg, dataset in zip(cfg['datasets'], datasets):
             store = PredictionStore(run_dir.predictions_path(model.abbr, dataset.abbr))
-            changed = stale_records(store.load(), infer_settings(
-                model, dataset, ds_cfg.get('infer_cfg') or {}, prefilled_mode(ds_cfg)))
-            if changed and not discard:
-                raise StalePredictionsError(
-                    f'{store.path} holds predictions made with other settings '
-                    f'(changed: {", ".join(changed)}). Reusing them would mix two runs.\n'
-                    f'  fix: start a new run (drop -r), or add --discard-stale to set them aside '
-                    f'and generate them again.')
+            check_stale(store, infer_settings(model, dataset, ds_cfg.get('infer_cfg') or {},
+                                              prefilled_mode(ds_cfg)))
 
 
 def print_plan(tasks, datasets_by_abbr):
@@ -207,8 +204,8 @@ def _main(args):
     run_dir, reuse = _resolve_run_dir(args, cfg)
     datasets, models = preflight(cfg, args.mode) if args.mode != 'viz' else ([], [])
     by_abbr = {d.abbr: d for d in datasets}
-    if reuse and args.mode in ('all', 'infer'):
-        check_stale_predictions(cfg, run_dir, datasets, models, args.discard_stale)
+    if reuse and args.mode in ('all', 'infer') and not args.discard_stale:
+        check_stale_predictions(cfg, run_dir, datasets, models)
 
     stages = {'all': ('infer', 'eval'), 'infer': ('infer',), 'eval': ('eval',), 'viz': ()}[args.mode]
     if args.dry_run:
@@ -252,7 +249,6 @@ class _DryRunDir(RunDir):
         import tempfile
         super().__init__(real.work_dir, real.timestamp)
         self._tmp = Path(tempfile.mkdtemp(prefix='scicode-dryrun-'))
-        self._real = real
 
     def task_config_path(self, stage, model_abbr, dataset_abbr=None):
         return self._tmp / f'{stage}_{model_abbr}_{dataset_abbr}.py'

@@ -60,22 +60,17 @@ def test_unknown_dataset_key_names_file_key_and_fix(tmp_path):
     assert str(path) in msg and 'datasets[0].splt' in msg and "did you mean 'split'" in msg
 
 
-def test_wrong_type(tmp_path):
+@pytest.mark.parametrize('entry, key, says', [
+    ("with_bg='yes'", 'datasets[0].with_bg', 'must be bool'),                     # wrong type
+    ("split='dev'", 'datasets[0].split', "'validation', 'test', 'all'"),          # unknown split
+])
+def test_bad_dataset_value(tmp_path, entry, key, says):
     path = write(tmp_path, f'''
         _base_ = [{str(DEFAULT)!r}]
-        datasets = [dict(abbr='x', with_bg='yes')]
+        datasets = [dict(abbr='x', {entry})]
     ''')
     msg = error_of(path)
-    assert 'datasets[0].with_bg' in msg and 'must be bool' in msg
-
-
-def test_unknown_split(tmp_path):
-    path = write(tmp_path, f'''
-        _base_ = [{str(DEFAULT)!r}]
-        datasets = [dict(abbr='x', split='dev')]
-    ''')
-    msg = error_of(path)
-    assert 'datasets[0].split' in msg and "'validation', 'test', 'all'" in msg
+    assert key in msg and says in msg
 
 
 def test_evaluator_option_checked(tmp_path):

@@ -8,8 +8,7 @@ import queue
 import threading
 
 from ..config.builder import build_evaluator
-from ..targets.h5format import step_ids_in
-from ..targets.resolve import Targets, plan_targets
+from ..targets.resolve import resolve_targets
 from .sharing import SharedVerdicts
 
 
@@ -22,10 +21,8 @@ class EagerEvaluator:
         self.executors = {}
         for part, cfg in parts_and_cfgs:
             try:
-                kind, path = plan_targets(part.dataset)
-                if not path.is_file():    # targets not ready (regeneration pending): leave it to eval
-                    continue
-                targets = Targets(kind, path.resolve(), frozenset(step_ids_in(path)))
+                # Targets not ready (regeneration pending) raise: that dataset is left to eval.
+                targets = resolve_targets(part.dataset, regenerate_missing=False)
                 self.by_abbr[part.dataset.abbr] = (part, build_evaluator(cfg), targets)
             except Exception as exc:      # never let early scoring break inference
                 log(f'{part.dataset.abbr}: no early evaluation ({type(exc).__name__}: {exc})')

@@ -12,8 +12,9 @@ import fcntl
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
+
+from ..utils.workdir import write_json_atomic
 
 
 def program_key(job, targets_identity, verdict_settings):
@@ -78,20 +79,14 @@ class SharedVerdicts:
         return False
 
     def put(self, key, record):
-        path = self._result(key)
-        tmp = path.with_name(f'.{path.name}.{os.getpid()}')
-        tmp.write_text(json.dumps(record))
-        os.replace(tmp, path)
+        write_json_atomic(self._result(key), record, indent=None)
         self._claim(key).unlink(missing_ok=True)
 
     def release(self, key):
         self._claim(key).unlink(missing_ok=True)
 
     def put_meta(self, name, value):
-        path = self.dir / f'_{name}.json'
-        tmp = path.with_name(f'.{path.name}.{os.getpid()}')
-        tmp.write_text(json.dumps(value))
-        os.replace(tmp, path)
+        write_json_atomic(self.dir / f'_{name}.json', value, indent=None)
 
     def get_meta(self, name):
         try:
@@ -167,6 +162,4 @@ class StepDurations:
                 seen[key] = round(seconds, 3)
                 while len(seen) > self.KEEP:
                     seen.pop(next(iter(seen)))
-            tmp = self.path.with_name(f'.{self.path.name}.{os.getpid()}.{time.monotonic_ns()}')
-            tmp.write_text(json.dumps(merged, indent=0, sort_keys=True))
-            os.replace(tmp, self.path)
+            write_json_atomic(self.path, merged, indent=0)

@@ -57,6 +57,21 @@ def stale_records(existing, settings):
     return []
 
 
+def check_stale(store, settings, discard=False):
+    """Refuse to mix predictions made with other settings into a run, or set them aside."""
+    changed = stale_records(store.load(), settings)
+    if not changed:
+        return
+    if discard:
+        store.set_aside('stale')
+        return
+    raise StalePredictionsError(
+        f'{store.path} holds predictions made with other settings '
+        f'(changed: {", ".join(changed)}). Reusing them would mix two runs.\n'
+        f'  fix: start a new run (drop -r), or add --discard-stale to set them aside '
+        f'and generate them again.')
+
+
 @dataclass
 class InferPart:
     """One dataset of the model's inference task."""
@@ -64,11 +79,9 @@ class InferPart:
     store: object
     infer_cfg: dict
     prefilled_mode: str
-    settings: dict = None
+    settings: dict = None       # set by the Inferencer
+    settings_fp: str = None
     stats: InferStats = None
-
-    def __post_init__(self):
-        self.settings_fp = None
 
 
 class Inferencer:
@@ -86,23 +99,9 @@ class Inferencer:
             part.settings_fp = fingerprint(part.settings)
             part.stats = InferStats(total=part.dataset.scored_step_count)
 
-    def check_stale(self):
-        """Refuse to mix predictions made with other settings into this run (before any request)."""
-        for part in self.parts:
-            changed = stale_records(part.store.load(), part.settings)
-            if not changed:
-                continue
-            if self.discard_stale:
-                part.store.set_aside('stale')
-                continue
-            raise StalePredictionsError(
-                f'{part.store.path} holds predictions made with other settings '
-                f'(changed: {", ".join(changed)}). Reusing them would mix two runs.\n'
-                f'  fix: start a new run (drop -r), or add --discard-stale to set them aside '
-                f'and generate again.')
-
     def run(self):
-        self.check_stale()
+        for part in self.parts:     # before any request
+            check_stale(part.store, part.settings, self.discard_stale)
         asyncio.run(self._run_all())
         return [part.stats for part in self.parts]
 

@@ -25,22 +25,24 @@ class PredictionStore:
     def exists(self):
         return self.path.is_file()
 
-    def load(self):
-        """step_id -> latest record. A torn last line (crash mid-write) is ignored."""
-        records = {}
+    def records(self):
+        """Every record in file order, superseded ones included. A torn last line
+        (crash mid-write) is skipped."""
         if not self.path.is_file():
-            return records
+            return
         with open(self.path, encoding='utf-8') as fh:
             for line in fh:
                 line = line.strip()
                 if not line:
                     continue
                 try:
-                    record = json.loads(line)
+                    yield json.loads(line)
                 except json.JSONDecodeError:
                     continue
-                records[record['step_id']] = record
-        return records
+
+    def load(self):
+        """step_id -> latest record."""
+        return {record['step_id']: record for record in self.records()}
 
     def append(self, record):
         line = json.dumps(record, ensure_ascii=False) + '\n'

@@ -13,10 +13,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import UserFacingError
+from ..sandbox import PACKAGE_PARENT
 from ..tasks import EXIT_OK, EXIT_STEP_ERRORS, load_task
 from ..utils.progress import read_progress
 
-PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @dataclass
@@ -111,7 +111,7 @@ class LocalRunner:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
         env['OPENCOMPASS_SCICODE_PARALLEL_EVALS'] = str(self._parallel)
-        env['PYTHONPATH'] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get('PYTHONPATH')) if p)
+        env['PYTHONPATH'] = os.pathsep.join(p for p in (str(PACKAGE_PARENT), env.get('PYTHONPATH')) if p)
         start = time.monotonic()
         with open(log_path, 'ab') as log:
             proc = subprocess.Popen([sys.executable, '-m', 'opencompass_scicode.tasks',

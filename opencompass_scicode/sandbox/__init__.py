@@ -3,3 +3,9 @@ step process, the harness inside it, and the stand-in `scicode` package tests im
 
 Kept import-light: worker processes import modules of this package.
 """
+from pathlib import Path
+
+# The stand-in `scicode` package that test processes import.
+RUNTIME_DIR = Path(__file__).resolve().parent / 'runtime'
+# The directory holding `opencompass_scicode`: on PYTHONPATH of every process we start.
+PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent

@@ -12,10 +12,10 @@ import secrets
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
 
-PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
+from . import PACKAGE_PARENT
+
 THREAD_VARS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS',
                'NUMEXPR_NUM_THREADS', 'VECLIB_MAXIMUM_THREADS')
 # Imported by fast workers at start; a step's own dependencies are imported
@@ -107,9 +107,6 @@ class _Worker:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      env=worker_env(threads), text=True, bufsize=1)
         self.jobs, self.results = self.proc.stdin, self.proc.stdout
-
-    def alive(self):
-        return self.proc is None or self.proc.poll() is None
 
     def run(self, payload):
         try:

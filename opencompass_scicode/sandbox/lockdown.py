@@ -17,6 +17,8 @@ import resource
 import struct
 import sys
 
+from . import RUNTIME_DIR
+
 _libc = ctypes.CDLL(None, use_errno=True)
 
 CLONE_NEWUSER = 0x10000000
@@ -121,7 +123,7 @@ def readable_roots(extra=()):
                                                or entry.startswith(sys.base_prefix)):
             roots.add(entry)
     # the stand-in `scicode` package the tests import (harness code, no data)
-    roots.add(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'runtime'))
+    roots.add(str(RUNTIME_DIR))
     roots.update(extra)
     return sorted(r for r in roots if os.path.exists(r))
 

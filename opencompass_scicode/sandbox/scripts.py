@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-RUNTIME_DIR = Path(__file__).resolve().parent / 'runtime'
-PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
+from . import PACKAGE_PARENT, RUNTIME_DIR
+
 
 
 @dataclass

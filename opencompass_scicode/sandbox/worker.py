@@ -22,9 +22,10 @@ import sys
 import tempfile
 import time
 
+from . import RUNTIME_DIR
+
 PR_SET_CHILD_SUBREAPER = 36
 LANDLOCK_FD = 4
-RUNTIME_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'runtime')
 REPORT_FD = 3
 DROP_OK = False      # set at start: may steps run under their own uid?
 _CGROUPS = {}        # limits -> this worker's step cgroups, reused from step to step
@@ -115,8 +116,9 @@ def _child(job, workdir, out_w, err_w, rep_w, cgroups):
         os.dup2(err_w, 2)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
+        limits = job['limits']
         landlock_fd = None
-        if LANDLOCK[0] is not None and job['limits'].get('landlock', True):
+        if LANDLOCK[0] is not None and limits.get('landlock', True):
             os.dup2(LANDLOCK[0], LANDLOCK_FD)
             landlock_fd = LANDLOCK_FD
         # the worker's pipes, the targets file, ...
@@ -127,7 +129,6 @@ def _child(job, workdir, out_w, err_w, rep_w, cgroups):
             del os.environ[key]
         os.environ.update(HOME=workdir, TMPDIR=workdir, MPLCONFIGDIR=workdir)
         os.chdir(workdir)
-        limits = job['limits']
         protections = {'own_process': True, 'own_workdir': True, 'subreaper_cleanup': True,
                        'cgroups': dict(cgroups.active)}
         drop = limits.get('drop_privileges', True) and os.getuid() == 0 and DROP_OK
@@ -258,7 +259,7 @@ def run_job(job, workroot):
         _child(job, workdir, out_w, err_w, rep_w, cgroups)
     for fd in (out_w, err_w, rep_w):
         os.close(fd)
-    cap = job['limits'].get('max_output_bytes', 64 * 1024)
+    cap = limits.get('max_output_bytes', 64 * 1024)
     buffers = {out_r: CappedBuffer(cap), err_r: CappedBuffer(cap), rep_r: CappedBuffer(1 << 20)}
     deadline = started + job['timeout']
     timed_out, too_many, status = False, False, None
@@ -321,7 +322,7 @@ def run_job(job, workroot):
 
 def _prepare(preload):
     """Imports shared by every worker (done once, in the zygote when there is one)."""
-    sys.path.insert(0, RUNTIME_DIR)
+    sys.path.insert(0, str(RUNTIME_DIR))
     from . import harness, lockdown as sandbox  # noqa: F401
     from .guard import WATCHED  # noqa: F401
     import scicode.compare.cmp  # noqa: F401  (the tests' helpers, from runtime/)

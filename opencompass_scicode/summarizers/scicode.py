@@ -12,6 +12,7 @@ from collections import OrderedDict
 from tabulate import tabulate
 
 from ..config.naming import dataset_abbr, model_abbr
+from ..predictions import PredictionStore
 
 MISSING, FAILED = '-', 'failed'
 
@@ -141,15 +142,8 @@ class SciCodeSummarizer:
             totals = dict.fromkeys(header[1:], 0)
             seen = False
             for ds in cfg['datasets']:
-                path = run_dir.predictions_path(m, dataset_abbr(ds))
-                if not path.is_file():
-                    continue
                 latest = {}
-                for line in path.read_text(encoding='utf-8').splitlines():
-                    try:
-                        rec = json.loads(line)
-                    except ValueError:
-                        continue
+                for rec in PredictionStore(run_dir.predictions_path(m, dataset_abbr(ds))).records():
                     seen = True
                     latest[rec['step_id']] = rec
                     usage = rec.get('usage') or {}

@@ -77,21 +77,16 @@ def read_test_target(test_group):
 
 def read_step_targets(h5_path, step_id, n_tests):
     """The `targets` list the official test program sees for one step."""
-    with h5py.File(h5_path, 'r') as fh:
-        return read_step_targets_from(fh, step_id, n_tests)
-
-
-def read_step_targets_from(fh, step_id, n_tests):
-    """Same, from an open h5py.File."""
     out = []
-    for k in range(1, n_tests + 1):
-        path = f'{step_id}/test{k}'
-        if path not in fh:
-            raise KeyError(f'{path} not found in {fh.filename}')
-        node = fh[path]
-        if not isinstance(node, h5py.Group):
-            raise FileNotFoundError(f'Path {path} not found in the file.')
-        out.append(read_test_target(node))
+    with h5py.File(h5_path, 'r') as fh:
+        for k in range(1, n_tests + 1):
+            path = f'{step_id}/test{k}'
+            if path not in fh:
+                raise KeyError(f'{path} not found in {h5_path}')
+            node = fh[path]
+            if not isinstance(node, h5py.Group):
+                raise FileNotFoundError(f'Path {path} not found in the file.')
+            out.append(read_test_target(node))
     return out
 
 

@@ -5,7 +5,6 @@ the whole run, however many datasets it has.
 """
 from ..config.builder import build_dataset, build_model, prefilled_mode
 from ..inference.engine import InferPart, Inferencer, infer_settings
-from ..inference.modes import requires_chat
 from ..predictions import PredictionStore, fingerprint
 from ..utils.progress import ProgressFile
 from .base import EXIT_OK, EXIT_STEP_ERRORS, BaseTask
@@ -93,7 +92,3 @@ class InferTask(BaseTask):
         return EagerEvaluator(self.run_dir, [(p, cfg) for p, cfg in zip(parts, self.dataset_cfgs)],
                               log=self.log)
 
-
-def check_mode_support(model, dataset_cfg):
-    mode = (dataset_cfg.get('infer_cfg') or {}).get('mode', 'naive')
-    return not requires_chat(mode) or getattr(model, 'supports_chat', False)

@@ -1,8 +1,10 @@
 """Progress of a task, shared through a small JSON file the runner polls."""
 import json
-import os
+import threading
 import time
 from pathlib import Path
+
+from .workdir import write_json_atomic
 
 
 class ProgressFile:
@@ -15,35 +17,40 @@ class ProgressFile:
                                 for name, n in (parts or {}).items()}}
         self.min_interval = min_interval
         self._last = 0.0
+        self._lock = threading.Lock()     # evaluation threads report steps concurrently
         self.write(force=True)
 
     def update(self, done=None, errors=None, total=None, force=False):
-        if done is not None:
-            self.state['done'] = done
-        if errors is not None:
-            self.state['errors'] = errors
-        if total is not None:
-            self.state['total'] = total
-        self.write(force=force or self.state['done'] >= self.state['total'])
+        with self._lock:
+            if done is not None:
+                self.state['done'] = done
+            if errors is not None:
+                self.state['errors'] = errors
+            if total is not None:
+                self.state['total'] = total
+            self._write(force or self.state['done'] >= self.state['total'])
 
     def update_part(self, name, done, errors=0):
         """Progress of one part (a dataset of an inference task); the totals follow."""
-        part = self.state['parts'][name]
-        part['done'], part['errors'] = done, errors
-        parts = self.state['parts'].values()
-        self.update(done=sum(p['done'] for p in parts), errors=sum(p['errors'] for p in parts))
+        with self._lock:
+            part = self.state['parts'][name]
+            part['done'], part['errors'] = done, errors
+            parts = self.state['parts'].values()
+            self.state['done'] = sum(p['done'] for p in parts)
+            self.state['errors'] = sum(p['errors'] for p in parts)
+            self._write(self.state['done'] >= self.state['total'])
 
     def write(self, force=False):
+        with self._lock:
+            self._write(force)
+
+    def _write(self, force):
         now = time.monotonic()
         if not force and now - self._last < self.min_interval:
             return
         self._last = now
-        if self.path is None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + '.tmp')
-        tmp.write_text(json.dumps(self.state))
-        os.replace(tmp, self.path)
+        if self.path is not None:
+            write_json_atomic(self.path, self.state, indent=None)
 
 
 def read_progress(path):

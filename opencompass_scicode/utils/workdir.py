@@ -11,6 +11,7 @@
 import json
 import os
 import re
+import threading
 from datetime import datetime
 from pathlib import Path
 
@@ -78,9 +79,10 @@ class RunDir:
         write_json_atomic(self.status_path, status)
 
 
-def write_json_atomic(path, obj):
+def write_json_atomic(path, obj, indent=1):
+    """Readers see the old file or the new one, never half of it; safe from several threads."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
-    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False), encoding='utf-8')
+    tmp = path.with_name(f'.{path.name}.{os.getpid()}.{threading.get_ident()}.tmp')
+    tmp.write_text(json.dumps(obj, indent=indent, ensure_ascii=False), encoding='utf-8')
     os.replace(tmp, path)
