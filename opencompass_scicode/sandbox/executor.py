@@ -8,6 +8,7 @@ Both run the same harness under the same sandbox, so they give the same verdicts
 """
 import json
 import os
+import pickle
 import secrets
 import subprocess
 import sys
@@ -19,9 +20,9 @@ from . import PACKAGE_PARENT
 THREAD_VARS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS',
                'NUMEXPR_NUM_THREADS', 'VECLIB_MAXIMUM_THREADS')
 # Imported by fast workers at start; a step's own dependencies are imported
-# by the worker that first runs one of its steps (see worker.py).
-BASE_PRELOAD = ('numpy', 'numpy.random', 'h5py', 'math', 'cmath', 'scicode.compare.cmp', 'scicode.parse.parse',
-                'opencompass_scicode.targets.h5format')
+# by the worker that first runs one of its steps (see worker.py). Not h5py:
+# the host reads the targets and hands them over.
+BASE_PRELOAD = ('numpy', 'numpy.random', 'math', 'cmath', 'scicode.compare.cmp', 'scicode.parse.parse')
 
 
 @dataclass
@@ -79,6 +80,14 @@ def worker_env(threads):
     return env
 
 
+def read_targets(job):
+    """The step's expected values, read here so that workers need neither h5py nor the file."""
+    if not job.targets_path:
+        return []
+    from ..targets.h5format import read_step_targets
+    return read_step_targets(job.targets_path, job.step_id, len(job.tests))
+
+
 def parse_events(text, nonce):
     events = []
     for line in text.splitlines():
@@ -95,7 +104,11 @@ def parse_events(text, nonce):
 
 
 class _Worker:
-    """A channel to one worker process: JSON lines in both directions."""
+    """A channel to one worker process: one pickle per job and per result.
+
+    Both ends are our own processes (step code runs in the worker's children
+    and never sees this channel); pickle carries the targets as they are.
+    """
 
     def __init__(self, preload, threads, channel=None):
         if channel is not None:        # forked by a zygote; we hold the pipe ends
@@ -105,19 +118,18 @@ class _Worker:
         if preload:
             cmd += ['--preload', ','.join(preload)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     env=worker_env(threads), text=True, bufsize=1)
+                                     env=worker_env(threads))
         self.jobs, self.results = self.proc.stdin, self.proc.stdout
 
     def run(self, payload):
         try:
-            self.jobs.write(json.dumps(payload) + '\n')
+            pickle.dump(payload, self.jobs, protocol=pickle.HIGHEST_PROTOCOL)
             self.jobs.flush()
-            line = self.results.readline()
+            return pickle.load(self.results)
+        except EOFError:
+            return {'error': 'worker died'}
         except (BrokenPipeError, OSError) as exc:
             return {'error': f'worker died: {exc}'}
-        if not line:
-            return {'error': 'worker died'}
-        return json.loads(line)
 
     def close(self):
         for stream in (self.jobs, self.results):
@@ -139,7 +151,7 @@ def _spawn_zygote(count, preload, threads):
     for _ in range(count):
         jobs_r, jobs_w = os.pipe()
         results_r, results_w = os.pipe()
-        ours.append((os.fdopen(jobs_w, 'w', buffering=1), os.fdopen(results_r, 'r')))
+        ours.append((os.fdopen(jobs_w, 'wb'), os.fdopen(results_r, 'rb')))
         theirs.append((jobs_r, results_w))
     cmd = [sys.executable, '-m', 'opencompass_scicode.sandbox.worker',
            '--channels', ','.join(f'{a}:{b}' for a, b in theirs)]
@@ -164,10 +176,15 @@ class _BaseExecutor:
         self.preload = tuple(dict.fromkeys(BASE_PRELOAD + tuple(preload)))
 
     def _payload(self, job):
+        """(nonce, payload), or (nonce, None) and a result saying why the job cannot run."""
         nonce = secrets.token_hex(16)
+        try:
+            targets = read_targets(job)
+        except Exception as exc:
+            return nonce, {'error': f'could not read the targets of step {job.step_id}: '
+                                    f'{type(exc).__name__}: {exc}', 'duration_s': 0.0}
         return nonce, {'step_id': job.step_id, 'program': job.program, 'tests': list(job.tests),
-                       'dependencies': job.dependencies,
-                       'targets_path': str(job.targets_path) if job.targets_path else None,
+                       'dependencies': job.dependencies, 'targets': targets,
                        'simps_shim': job.simps_shim, 'modules': list(job.modules), 'nonce': nonce,
                        'timeout': self.limits.timeout,
                        'limits': self.limits.for_job()}
@@ -207,6 +224,8 @@ class ForkServerExecutor(_BaseExecutor):
     def run(self, job, slot=0):
         """Run on worker `slot`; one caller per slot at a time."""
         nonce, payload = self._payload(job)
+        if 'error' in payload:
+            return self._to_run(payload, nonce)
         worker = self._slots[slot]
         self.loaded[slot].update(job.modules)    # from now on: other workers need not import them
         payload['watch'] = sorted(self.watch)
@@ -239,6 +258,8 @@ class SubprocessExecutor(_BaseExecutor):
 
     def run(self, job, slot=0):
         nonce, payload = self._payload(job)
+        if 'error' in payload:
+            return self._to_run(payload, nonce)
         payload['modules'] = []
         worker = _Worker((), self.threads)
         try:

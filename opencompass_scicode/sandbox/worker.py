@@ -1,8 +1,8 @@
 """A worker process that runs step jobs, each in a forked, sandboxed child.
 
 `python -m opencompass_scicode.sandbox.worker [--preload mod,mod]` reads
-one JSON job per line on stdin and answers one JSON result per line on
-stdout. With --preload it imports the scientific stack once, so every forked
+pickled jobs on stdin (the host has already read their targets) and writes
+one pickled result per job on stdout. With --preload it imports the scientific stack once, so every forked
 child starts with it in memory (the fast executor); without, each child pays
 its own imports (the plain executor spawns one worker per step).
 
@@ -14,6 +14,7 @@ import ctypes
 import fcntl
 import json
 import os
+import pickle
 import random
 import select
 import shutil
@@ -235,16 +236,8 @@ def _reseed():
 
 
 def run_job(job, workroot):
-    from ..targets.h5format import read_step_targets
     started = time.monotonic()
     _import_for_children(job.get('modules', ()))
-    try:
-        # Opened and closed each time: the child must inherit no open targets file.
-        job['targets'] = (read_step_targets(job['targets_path'], job['step_id'], len(job['tests']))
-                          if job.get('targets_path') else [])
-    except Exception as exc:
-        return {'error': f'could not read the targets of step {job["step_id"]}: {type(exc).__name__}: {exc}',
-                'duration_s': 0.0}
     workdir = tempfile.mkdtemp(prefix='step-', dir=workroot)
     limits = job['limits']
     cgroups = _cgroups_for(limits)
@@ -357,9 +350,12 @@ def _serve(jobs_in, results_out):
     LANDLOCK = (ruleset, facts)
     sys.stdout = sys.stderr          # stray prints must not corrupt the result channel
     try:
-        for line in jobs_in:
-            result = run_job(json.loads(line), workroot)
-            results_out.write(json.dumps(result) + '\n')
+        while True:
+            try:
+                job = pickle.load(jobs_in)
+            except EOFError:
+                break
+            pickle.dump(run_job(job, workroot), results_out, protocol=pickle.HIGHEST_PROTOCOL)
             results_out.flush()
     finally:
         shutil.rmtree(workroot, ignore_errors=True)
@@ -375,8 +371,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     _prepare([m for m in args.preload.split(',') if m])
     if not args.channels:
-        _serve(sys.stdin, sys.stdout)
-        return
+        _serve(sys.stdin.buffer, sys.stdout.buffer)
+        os._exit(0)          # nothing to finalise: tearing down the interpreter costs tens of ms
     # Zygote: the imports above are paid once; each worker is a fork of this process.
     channels = [tuple(int(fd) for fd in pair.split(':')) for pair in args.channels.split(',')]
     workers = []
@@ -388,7 +384,7 @@ def main(argv=None):
                     if other != (jobs_fd, results_fd):
                         for fd in other:
                             os.close(fd)
-                _serve(os.fdopen(jobs_fd, 'r'), os.fdopen(results_fd, 'w'))
+                _serve(os.fdopen(jobs_fd, 'rb'), os.fdopen(results_fd, 'wb'))
             finally:
                 os._exit(0)
         workers.append(pid)
@@ -397,6 +393,7 @@ def main(argv=None):
             os.close(fd)
     for pid in workers:
         os.waitpid(pid, 0)
+    os._exit(0)
 
 
 if __name__ == '__main__':
