@@ -1,13 +1,13 @@
 """Scores predictions: every scored step in its own sandboxed process, official semantics."""
 import os
 import threading
-import time
 
 from ..errors import ConfigError
 from ..prompts import PREFILLED_MODES, code_chain
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from .metrics import score
 from .program import code_prefix, dependency_imports
+from .schedule import Planner
 from .sharing import (LocalVerdicts, SharedVerdicts, StepDurations, durations_path, program_key,
                       targets_identity)
 from .verdict import decide
@@ -27,10 +27,6 @@ def _record(step, status, message='', run=None, violation=None):
 def dependency_modules(dependencies):
     """Modules named by a problem's import lines (fast workers import them once)."""
     return tuple(sorted({module for module, _ in dependency_imports(dependencies) if module}))
-
-
-# A step expected to run longer than this starts first, whatever it imports.
-LONG_STEP_S = 3.0
 
 
 class SciCodeEvaluator:
@@ -138,60 +134,60 @@ class SciCodeEvaluator:
     # ------------------------------------------------------------ running
     def run_jobs(self, steps_by_id, jobs, targets_path, on_step=None, shared=None, durations=None,
                  executor=None):
-        """Run jobs on `max_workers` workers, one record per job.
+        """Run jobs on `max_workers` workers, one record per job, in the order schedule.py plans.
 
-        Order: steps expected to be long first (so the workers finish together);
-        otherwise a worker prefers steps whose imports it has already loaded, then
-        steps whose imports no other worker has, so heavy imports happen once.
+        A program another eval task has already run (or is running) is not run
+        again: its verdict is shared.
         """
         shared = shared or LocalVerdicts()
         durations = durations or StepDurations(None)
         identity = targets_identity(targets_path)
         settings = self.verdict_settings()
         keys = {sid: program_key(job, identity, settings) for sid, job in jobs.items()}
-        pending = sorted(jobs, key=lambda sid: -durations.expected(sid, keys[sid]))
-        records, observed = {}, {}
-        lock = threading.RLock()
+        records, observed, imported = {}, {}, {}
+        if not jobs:
+            return records
+        own = executor is None
+        if own:
+            executor = self.make_executor()
+            executor.start()
+        workers = min(executor.workers, len(jobs))
+        if executor.loaded is not None:
+            executor.watch |= set().union(*(job.modules for job in jobs.values()))
+        planner = Planner({sid: durations.expected(sid, keys[sid]) for sid in jobs},
+                          {sid: job.modules for sid, job in jobs.items()}, workers,
+                          durations.imports, executor.loaded)
+        executor.prefetch([jobs[sid] for sid in planner.pending])
+        changed = threading.Condition(threading.RLock())
 
         def finish(step_id, record):
-            with lock:
-                records[step_id] = record
+            records[step_id] = record
             if on_step:
                 on_step(record)
 
-        def preference(sid, slot, executor):
-            if executor.loaded is None or durations.expected(sid, keys[sid]) >= LONG_STEP_S:
-                return 0
-            missing = set(jobs[sid].modules) - executor.loaded[slot]
-            if not missing:
-                return 0
-            others = set().union(*(m for i, m in enumerate(executor.loaded) if i != slot))
-            return 2 if missing & others else 1
-
-        def next_step(slot, executor):
-            """A step to run now, or None when all are done; waits on steps others are running."""
-            while True:
-                with lock:
-                    if not pending:
-                        return None
-                    for sid in sorted(pending, key=lambda s: preference(s, slot, executor)):
+        def next_step(slot):
+            """A step to run now, or None when all are done; waits while the rest is better run
+            by another worker or is being run by another eval task."""
+            with changed:
+                while planner.pending:
+                    for sid in planner.order(slot):
                         cached = shared.get(keys[sid])
                         if cached is not None:       # another task (or early evaluation) ran it
-                            pending.remove(sid)
+                            planner.drop(sid)
                             finish(sid, dict(cached, step_id=sid, shared=True))
                         elif shared.try_claim(keys[sid]):
-                            pending.remove(sid)
+                            planner.take(slot, sid)
                             return sid
-                    if not pending:
-                        return None
-                time.sleep(0.2)       # the rest are being run by another eval task
+                    changed.wait(0.1)
+                return None
 
-        def work(executor, slot):
+        def work(slot):
             while True:
-                sid = next_step(slot, executor)
+                sid = next_step(slot)
                 if sid is None:
                     return
                 step = steps_by_id[sid]
+                run = None
                 try:
                     run = executor.run(jobs[sid], slot)
                     status, message, violation = decide(run, len(step.test_cases))
@@ -206,27 +202,24 @@ class SciCodeEvaluator:
                     shared.release(keys[sid])      # do not share a harness failure
                 else:
                     shared.put(keys[sid], record)
-                    observed[sid] = (keys[sid], record['duration_s'])
-                finish(sid, record)
+                with changed:
+                    if run is not None and record['status'] != 'eval_error':
+                        observed[sid] = (keys[sid], max(0.0, run.duration_s - run.import_s))
+                        imported.update(run.imported)
+                    planner.finished(slot)
+                    finish(sid, record)
+                    changed.notify_all()
 
-        if pending:
-            own = executor is None
+        try:
+            threads = [threading.Thread(target=work, args=(slot,), daemon=True) for slot in range(workers)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
             if own:
-                executor = self.make_executor()
-                executor.start()
-            try:
-                if executor.loaded is not None:
-                    executor.watch |= set().union(*(job.modules for job in jobs.values()))
-                threads = [threading.Thread(target=work, args=(executor, slot), daemon=True)
-                           for slot in range(min(executor.workers, len(pending)))]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join()
-            finally:
-                if own:
-                    executor.close()
-        durations.save(observed)
+                executor.close()
+        durations.save(observed, imported)
         return records
 
     def evaluate(self, dataset, predictions, targets, on_step=None, shared_dir=None):

@@ -5,13 +5,15 @@ step programs — same program text, tests, targets and limits; for example a
 model whose answers are the same with and without background. The first task
 to claim a program runs it; the others reuse its record.
 
-`StepDurations`: seconds each step took last time, so the longest run first
-and the workers finish together.
+`StepDurations`: seconds each step took last time, and what importing each
+module cost a worker (`ImportCosts`), so that work is planned (schedule.py)
+for the workers to finish together.
 """
 import fcntl
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 
 from ..utils.workdir import write_json_atomic
@@ -118,11 +120,59 @@ def durations_path(data_dir):
     return Path(data_dir) / 'cache' / 'step_durations.json'
 
 
+class ImportCosts:
+    """Seconds a worker took to import a module, and the watched modules it brought along.
+
+    {module: {'s': seconds, 'brings': [module, ...]}}. A module never seen is
+    free if it is in the standard library, else it is assumed to cost DEFAULT
+    (a typical scientific import on a small machine).
+    """
+    DEFAULT = 0.25
+
+    def __init__(self, path=None):
+        self.path = Path(path) if path else None
+        self.known = self._load()
+
+    def _load(self):
+        try:
+            data = json.loads(self.path.read_text()) if self.path else {}
+        except (OSError, ValueError):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(v, dict) and isinstance(v.get('s'), (int, float))}
+
+    def seconds(self, module):
+        if module in self.known:
+            return self.known[module]['s']
+        return 0.0 if module.partition('.')[0] in sys.stdlib_module_names else self.DEFAULT
+
+    def cost(self, modules):
+        return sum(self.seconds(m) for m in modules)
+
+    def closure(self, modules):
+        """The modules, and those importing them is known to load as well."""
+        out = set(modules)
+        for module in modules:
+            out.update(self.known.get(module, {}).get('brings', ()))
+        return out
+
+    def merge(self, observed):
+        """observed: {module: (seconds, brought)}; a cheaper import than before only halves the estimate
+        (it may have been cheap because something else had loaded its parts)."""
+        merged = self._load()
+        for module, (seconds, brought) in observed.items():
+            old = merged.get(module, {})
+            merged[module] = {'s': round(max(seconds, old.get('s', 0.0) / 2), 4),
+                              'brings': sorted(set(brought) | set(old.get('brings', ())))}
+        self.known = merged
+        return merged
+
+
 class StepDurations:
     """Seconds each step took, per program: {step_id: {program key: seconds}}.
 
     A program seen before is expected to take what it took; a new program for
     a known step is expected to take the longest time seen for that step.
+    Import costs live next to it (import_costs.json).
     """
     DEFAULT = 1.0
     KEEP = 8        # programs remembered per step
@@ -130,6 +180,7 @@ class StepDurations:
     def __init__(self, path):
         self.path = Path(path) if path else None
         self.known = self._load()
+        self.imports = ImportCosts(self.path.with_name('import_costs.json') if self.path else None)
 
     def _load(self):
         if not self.path:
@@ -148,9 +199,14 @@ class StepDurations:
             return seen[key]
         return max(seen.values())
 
-    def save(self, observed):
-        """observed: {step_id: (program key, seconds)}."""
-        if not self.path or not observed:
+    def save(self, observed, imports=None):
+        """observed: {step_id: (program key, seconds)}; imports: {module: (seconds, brought)}."""
+        if not imports:
+            imports = {}
+        if not self.path:
+            self.imports.merge(imports)
+            return
+        if not observed and not imports:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path.with_suffix('.lock'), 'w') as lock:
@@ -162,4 +218,7 @@ class StepDurations:
                 seen[key] = round(seconds, 3)
                 while len(seen) > self.KEEP:
                     seen.pop(next(iter(seen)))
-            write_json_atomic(self.path, merged, indent=0)
+            if observed:
+                write_json_atomic(self.path, merged, indent=0)
+            if imports:
+                write_json_atomic(self.imports.path, self.imports.merge(imports), indent=0)

@@ -12,6 +12,7 @@ import pickle
 import secrets
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -68,6 +69,8 @@ class StepRun:
     nonce: str = ''
     error: Optional[str] = None          # the harness itself failed
     process_limit_hit: bool = False
+    import_s: float = 0.0                # of duration_s: the worker importing the step's modules
+    imported: dict = field(default_factory=dict)   # module -> (seconds, watched modules it brought)
 
 
 def worker_env(threads):
@@ -167,19 +170,39 @@ def _spawn_zygote(count, preload, threads):
 
 class _BaseExecutor:
     name = None
+    PREFETCH_BYTES = 64 * 1024 * 1024
 
     def __init__(self, limits, workers=1, preload=(), threads=None):
         self.limits = limits
+        self._prefetched = {}     # (step id, targets path) -> pickled targets
         self.workers = max(1, workers)
         cpus = os.cpu_count() or 1
         self.threads = threads or max(1, cpus // self.workers)
         self.preload = tuple(dict.fromkeys(BASE_PRELOAD + tuple(preload)))
 
+    def prefetch(self, jobs):
+        """Read the targets of `jobs`, in this order, in the background (up to PREFETCH_BYTES):
+        while workers start up, a core is idle."""
+        def read():
+            total = 0
+            for job in jobs:
+                try:
+                    blob = pickle.dumps(read_targets(job), protocol=pickle.HIGHEST_PROTOCOL)
+                except Exception:
+                    continue          # read again, and reported, when the job runs
+                total += len(blob)
+                if total > self.PREFETCH_BYTES:
+                    return
+                self._prefetched[(job.step_id, job.targets_path)] = blob
+        threading.Thread(target=read, name='targets-prefetch', daemon=True).start()
+
     def _payload(self, job):
-        """(nonce, payload), or (nonce, None) and a result saying why the job cannot run."""
+        """(nonce, payload), or (nonce, a result saying why the job cannot run)."""
         nonce = secrets.token_hex(16)
         try:
-            targets = read_targets(job)
+            targets = self._prefetched.pop((job.step_id, job.targets_path), None)
+            if targets is None:
+                targets = pickle.dumps(read_targets(job), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             return nonce, {'error': f'could not read the targets of step {job.step_id}: '
                                     f'{type(exc).__name__}: {exc}', 'duration_s': 0.0}
@@ -196,6 +219,8 @@ class _BaseExecutor:
         run = StepRun(result['returncode'], result['timed_out'], result['duration_s'],
                       result['stdout'], result['stderr'], parse_events(result['report'], nonce), nonce)
         run.process_limit_hit = result.get('process_limit_hit', False)
+        run.import_s = result.get('import_s', 0.0)
+        run.imported = result.get('imported', {})
         return run
 
     def __enter__(self):

@@ -154,6 +154,11 @@ def _current_vm_bytes():
         return 0
 
 
+def leave_network():
+    """For the worker itself, as root only (a user namespace would change its privileges)."""
+    return os.getuid() == 0 and _libc.unshare(CLONE_NEWNET) == 0
+
+
 def isolate_network():
     if _libc.unshare(CLONE_NEWNET) == 0:
         return {'network': 'isolated (network namespace)'}

@@ -1,0 +1,77 @@
+"""Which step a free worker runs next.
+
+A fast worker keeps what it imported, so on a given worker a step costs its
+expected run time plus the imports that worker still lacks. A step's home is
+the worker where it costs least (a tie goes to the worker asking). A free
+worker runs its own steps, costliest first, so long steps and heavy imports
+start early. With none of its own left, it takes another worker's step only
+if it would finish it before that worker gets through what it is running and
+its queue of home steps: a heavy import is done twice only when that saves time.
+"""
+import time
+
+
+class Planner:
+    """expected: step id -> seconds without imports; modules: step id -> modules it imports;
+    loaded: per worker, the set of modules it holds (None: nothing carries over
+    from one step to the next); imports: ImportCosts."""
+
+    def __init__(self, expected, modules, workers, imports, loaded=None, clock=time.monotonic):
+        self.expected = expected
+        self.modules = {sid: frozenset(mods) for sid, mods in modules.items()}
+        self.imports = imports
+        self.loaded = loaded
+        self.clock = clock
+        self.pending = sorted(expected, key=lambda sid: -expected[sid])
+        self.running = [None] * workers          # (started, expected seconds) per worker
+        self.taking = [set() for _ in range(workers)]   # modules of steps handed to the worker
+
+    def _held(self, worker):
+        return self.imports.closure(set(self.loaded[worker]) | self.taking[worker])
+
+    def _remaining(self, worker, now):
+        if self.running[worker] is None:
+            return 0.0
+        started, seconds = self.running[worker]
+        elapsed = now - started
+        return max(seconds - elapsed, elapsed)     # past its estimate: assume as long again
+
+    def order(self, worker):
+        """Pending steps for `worker` to try, best first; empty if all are better run elsewhere."""
+        now = self.clock()
+        workers = range(len(self.running))
+        held = [self._held(w) if self.loaded is not None else None for w in workers]
+        remaining = [0.0 if w == worker else self._remaining(w, now) for w in workers]
+        queue = [0.0 for _ in workers]
+        own, others = [], []
+        for sid in self.pending:
+            costs = [self.expected[sid] + (self.imports.cost(self.modules[sid] - held[w])
+                                           if held[w] is not None else 0.0) for w in workers]
+            home = min(workers, key=lambda w: (costs[w], w != worker))
+            if home == worker:
+                own.append((costs[worker], sid))
+            else:
+                queue[home] += costs[home]
+                others.append((costs[worker] - costs[home], costs[worker], sid, home))
+        # Python's sorts are stable: equal costs keep the pending order (longest expected first).
+        own.sort(key=lambda item: -item[0])
+        # Another worker's step, if done here sooner than there; the least extra work first.
+        steal = sorted((item for item in others if item[1] < remaining[item[3]] + queue[item[3]]),
+                       key=lambda item: (item[0], -item[1]))
+        return [sid for _, sid in own] + [item[2] for item in steal]
+
+    def take(self, worker, sid):
+        """`worker` starts `sid`."""
+        cost = self.expected[sid]
+        if self.loaded is not None:
+            cost += self.imports.cost(self.modules[sid] - self._held(worker))
+            self.taking[worker] |= self.modules[sid]
+        self.pending.remove(sid)
+        self.running[worker] = (self.clock(), cost)
+
+    def drop(self, sid):
+        """`sid` needs no run here (another task has its verdict)."""
+        self.pending.remove(sid)
+
+    def finished(self, worker):
+        self.running[worker] = None
