@@ -145,6 +145,17 @@ class SciCodeEvaluator:
         settings = self.verdict_settings()
         keys = {sid: program_key(job, identity, settings) for sid, job in jobs.items()}
         records, observed, imported = {}, {}, {}
+
+        def finish(step_id, record):
+            records[step_id] = record
+            if on_step:
+                on_step(record)
+
+        for sid in jobs:              # run by another task (or early evaluation) already
+            cached = shared.get(keys[sid])
+            if cached is not None:
+                finish(sid, dict(cached, step_id=sid, shared=True))
+        jobs = {sid: job for sid, job in jobs.items() if sid not in records}
         if not jobs:
             return records
         own = executor is None
@@ -159,11 +170,6 @@ class SciCodeEvaluator:
                           durations.imports, executor.loaded)
         executor.prefetch([jobs[sid] for sid in planner.pending])
         changed = threading.Condition(threading.RLock())
-
-        def finish(step_id, record):
-            records[step_id] = record
-            if on_step:
-                on_step(record)
 
         def next_step(slot):
             """A step to run now, or None when all are done; waits while the rest is better run

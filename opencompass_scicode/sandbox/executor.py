@@ -175,6 +175,8 @@ class _BaseExecutor:
     def __init__(self, limits, workers=1, preload=(), threads=None):
         self.limits = limits
         self._prefetched = {}     # (step id, targets path) -> pickled targets
+        self._prefetch_thread = None
+        self._stop_prefetch = threading.Event()
         self.workers = max(1, workers)
         cpus = os.cpu_count() or 1
         self.threads = threads or max(1, cpus // self.workers)
@@ -183,9 +185,15 @@ class _BaseExecutor:
     def prefetch(self, jobs):
         """Read the targets of `jobs`, in this order, in the background (up to PREFETCH_BYTES):
         while workers start up, a core is idle."""
+        if self._prefetch_thread is not None:
+            self._prefetch_thread.join()       # the previous batch (bounded work) ...
+        self._prefetched.clear()               # ... and what it read for steps that did not run
+
         def read():
             total = 0
             for job in jobs:
+                if self._stop_prefetch.is_set():
+                    return
                 try:
                     blob = pickle.dumps(read_targets(job), protocol=pickle.HIGHEST_PROTOCOL)
                 except Exception:
@@ -194,7 +202,16 @@ class _BaseExecutor:
                 if total > self.PREFETCH_BYTES:
                     return
                 self._prefetched[(job.step_id, job.targets_path)] = blob
-        threading.Thread(target=read, name='targets-prefetch', daemon=True).start()
+        # Joined in close(): a thread left holding h5py's lock would hang the interpreter's exit.
+        self._prefetch_thread = threading.Thread(target=read, name='targets-prefetch', daemon=True)
+        self._prefetch_thread.start()
+
+    def _stop_prefetching(self):
+        self._stop_prefetch.set()
+        if self._prefetch_thread is not None:
+            self._prefetch_thread.join()
+            self._prefetch_thread = None
+        self._prefetched.clear()
 
     def _payload(self, job):
         """(nonce, payload), or (nonce, a result saying why the job cannot run)."""
@@ -234,7 +251,7 @@ class _BaseExecutor:
         pass
 
     def close(self):
-        pass
+        self._stop_prefetching()
 
 
 class ForkServerExecutor(_BaseExecutor):
@@ -263,6 +280,7 @@ class ForkServerExecutor(_BaseExecutor):
         return self._to_run(result, nonce)
 
     def close(self):
+        self._stop_prefetching()
         for worker in getattr(self, '_slots', []):
             worker.close()
         self._slots = []
