@@ -98,11 +98,17 @@ def test_import_costs_defaults_merge_and_persistence(tmp_path):
     assert imports.seconds('json') == 0.0 and imports.seconds('os.path') == 0.0
     assert imports.seconds('scipy.linalg') == ImportCosts.DEFAULT
     durations = StepDurations(tmp_path / 'cache' / 'step_durations.json')
-    durations.save({'1.1': ('key', 0.5)}, {'scipy.integrate': (0.6, ['scipy.special'])})
-    again = StepDurations(tmp_path / 'cache' / 'step_durations.json')
+    path = tmp_path / 'cache' / 'step_durations.json'
+    durations.save({'1.1': ('key', 0.5)}, {'scipy.integrate': (0.6, ['scipy.special'], True)})
+    again = StepDurations(path)
     assert again.expected('1.1', 'key') == 0.5
     assert again.imports.seconds('scipy.integrate') == 0.6
     assert again.imports.closure({'scipy.integrate'}) == {'scipy.integrate', 'scipy.special'}
-    # a cheaper import later (its parts were loaded already) lowers the estimate by half at most
-    again.save({}, {'scipy.integrate': (0.01, [])})
-    assert StepDurations(tmp_path / 'cache' / 'step_durations.json').imports.seconds('scipy.integrate') == 0.3
+    # cheaper in a worker that had loaded some of its parts already: not what it costs alone
+    again.save({}, {'scipy.integrate': (0.01, [], False)})
+    assert StepDurations(path).imports.seconds('scipy.integrate') == 0.6
+    again.save({}, {'scipy.integrate': (0.9, [], False)})         # but a lower bound
+    assert StepDurations(path).imports.seconds('scipy.integrate') == 0.9
+    again.save({}, {'scipy.integrate': (0.5, [], True)})          # a clean measurement replaces it
+    assert StepDurations(path).imports.seconds('scipy.integrate') == 0.5
+    assert StepDurations(path).imports.closure({'scipy.integrate'}) == {'scipy.integrate', 'scipy.special'}

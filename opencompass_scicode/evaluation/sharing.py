@@ -156,12 +156,12 @@ class ImportCosts:
         return out
 
     def merge(self, observed):
-        """observed: {module: (seconds, brought)}; a cheaper import than before only halves the estimate
-        (it may have been cheap because something else had loaded its parts)."""
+        """observed: {module: (seconds, brought, clean)}. A clean measurement (the worker held
+        only its start-up imports) replaces the estimate; any other is a lower bound."""
         merged = self._load()
-        for module, (seconds, brought) in observed.items():
+        for module, (seconds, brought, clean) in observed.items():
             old = merged.get(module, {})
-            merged[module] = {'s': round(max(seconds, old.get('s', 0.0) / 2), 4),
+            merged[module] = {'s': round(seconds if clean else max(seconds, old.get('s', 0.0)), 4),
                               'brings': sorted(set(brought) | set(old.get('brings', ())))}
         self.known = merged
         return merged
@@ -200,7 +200,7 @@ class StepDurations:
         return max(seen.values())
 
     def save(self, observed, imports=None):
-        """observed: {step_id: (program key, seconds)}; imports: {module: (seconds, brought)}."""
+        """observed: {step_id: (program key, seconds)}; imports: as ImportCosts.merge takes them."""
         if not imports:
             imports = {}
         if not self.path:

@@ -70,7 +70,7 @@ class StepRun:
     error: Optional[str] = None          # the harness itself failed
     process_limit_hit: bool = False
     import_s: float = 0.0                # of duration_s: the worker importing the step's modules
-    imported: dict = field(default_factory=dict)   # module -> (seconds, watched modules it brought)
+    imported: dict = field(default_factory=dict)   # module -> (seconds, watched modules it brought, clean)
 
 
 def worker_env(threads):

@@ -34,6 +34,7 @@ LANDLOCK = (None, {'landlock': False, 'landlock_why': 'not prepared'})   # (rule
 # As root the worker leaves the network itself, once: a namespace per step costs
 # about a millisecond to make and more to tear down. Steps run one at a time.
 WORKER_NETNS = False
+PRELOADED = frozenset()   # modules loaded at start-up
 
 
 def _parent_map():
@@ -174,21 +175,24 @@ def _import_for_children(modules, watch=()):
 
     Every later child then starts with it in memory. Failures are left for the
     step itself to report (its own import will fail the same way). Returns,
-    per module imported now, the seconds it took and which `watch` modules it
-    brought along (the host plans which worker runs what with this).
+    per module imported now: the seconds it took, which `watch` modules it
+    brought along, and whether the worker held nothing beyond its start-up
+    imports before (then the seconds are what the import costs on its own).
+    The host plans which worker runs what with this.
     """
     import gc
     imported = {}
     for name in modules:
         if name not in sys.modules:
             before = {m for m in watch if m in sys.modules}
+            clean = before <= PRELOADED
             start = time.monotonic()
             try:
                 __import__(name)
             except Exception:
                 continue
             brought = sorted(m for m in watch if m in sys.modules and m not in before and m != name)
-            imported[name] = (round(time.monotonic() - start, 4), brought)
+            imported[name] = (round(time.monotonic() - start, 4), brought, clean)
     if imported:
         gc.freeze()       # no collection first: it would cost more than the garbage it frees
     return imported
@@ -338,6 +342,7 @@ def run_job(job, workroot):
 
 def _prepare(preload):
     """Imports shared by every worker (done once, in the zygote when there is one)."""
+    global PRELOADED
     sys.path.insert(0, str(RUNTIME_DIR))
     from . import harness, lockdown as sandbox  # noqa: F401
     from .guard import WATCHED  # noqa: F401
@@ -350,6 +355,7 @@ def _prepare(preload):
             __import__(name)
         except Exception as exc:  # a missing optional module must not stop the worker
             print(f'[worker] could not preload {name}: {exc}', file=sys.stderr)
+    PRELOADED = frozenset(sys.modules)
 
 
 def _serve(jobs_in, results_out):
