@@ -1,6 +1,6 @@
 """Evaluation speed: an official-style runner against ours, side by side, in one run.
 
-    python benchmarks/eval_speed.py [--workers 2] [--sets gold,stub] [--both-settings]
+    python benchmarks/eval_speed.py [--workers 2] [--sets gold,stub] [--both-settings] [--repeat N]
 
 For each step set on the validation split (`gold`: the gold code; `stub`: the
 gold code with every function body replaced by `return 0`, which fails fast):
@@ -13,8 +13,11 @@ It checks that both give the same verdict for every step, prints the wall
 times and their ratio, and exits non-zero if any verdict differs.
 `--both-settings` scores the same answers twice (without and with background):
 the official-style runner runs everything twice, ours runs each distinct
-program once.
+program once. `--repeat N` measures each set N times, the two runners taking
+turns, and reports the median times, their ratio and the range of the
+per-run ratios (these machines are shared: single runs vary by 20% or more).
 """
+import statistics
 import argparse
 import os
 import sys
@@ -78,6 +81,7 @@ def main(argv=None):
     parser.add_argument('--workers', type=int, default=os.cpu_count() or 2)
     parser.add_argument('--sets', default='stub,gold')
     parser.add_argument('--both-settings', action='store_true')
+    parser.add_argument('--repeat', type=int, default=1, help='measure each set this many times')
     parser.add_argument('--timeout', type=float, default=1800)
     parser.add_argument('--no-duration-cache', action='store_true',
                         help='do not use step durations remembered from earlier runs')
@@ -90,22 +94,32 @@ def main(argv=None):
     rows, same_everywhere = [], True
     for kind in args.sets.split(','):
         preds = predictions(dataset, kind)
-        t_official, v_official = official_style(dataset, preds, targets, args.workers, args.timeout, copies)
-        t_ours, v_ours = ours(dataset, preds, targets, args.workers, args.timeout, copies,
-                              not args.no_duration_cache)
-        differ = sorted(s for s in v_official if v_official[s] != v_ours.get(s))
+        times_official, times_ours, differ = [], [], set()
+        for run in range(args.repeat):
+            t_official, v_official = official_style(dataset, preds, targets, args.workers, args.timeout, copies)
+            t_ours, v_ours = ours(dataset, preds, targets, args.workers, args.timeout, copies,
+                                  not args.no_duration_cache)
+            wrong = sorted(s for s in v_official if v_official[s] != v_ours.get(s))
+            differ.update(wrong)
+            times_official.append(t_official)
+            times_ours.append(t_ours)
+            print(f'{kind}: official-style {t_official:.2f}s, ours {t_ours:.2f}s, '
+                  f'ratio {t_official / t_ours:.1f}x, verdicts {"identical" if not wrong else "DIFFER: " + ", ".join(wrong)}',
+                  flush=True)
         same_everywhere &= not differ
         passes = sum(v == 'pass' for v in v_ours.values())
-        rows.append((kind, len(v_ours) * copies, passes, t_official, t_ours, t_official / t_ours, differ))
-        print(f'{kind}: official-style {t_official:.2f}s, ours {t_ours:.2f}s, '
-              f'ratio {t_official / t_ours:.1f}x, verdicts {"identical" if not differ else "DIFFER: " + ", ".join(differ)}',
-              flush=True)
+        ratios = [o / u for o, u in zip(times_official, times_ours)]
+        rows.append((kind, len(v_ours) * copies, passes, statistics.median(times_official),
+                     statistics.median(times_ours), min(ratios), max(ratios), sorted(differ)))
     print()
     print(f'validation split, {args.workers} workers, targets: {targets.kind}'
-          + (', both background settings' if copies > 1 else ''))
-    print(f'{"set":6} {"programs":>8} {"passed":>6} {"official-style":>15} {"ours":>8} {"ratio":>7}  verdicts')
-    for kind, n, passes, t_o, t_u, ratio, differ in rows:
-        print(f'{kind:6} {n:>8} {passes:>6} {t_o:>14.2f}s {t_u:>7.2f}s {ratio:>6.1f}x  '
+          + (', both background settings' if copies > 1 else '')
+          + (f', median of {args.repeat} runs each' if args.repeat > 1 else ''))
+    print(f'{"set":6} {"programs":>8} {"passed":>6} {"official-style":>15} {"ours":>8} {"ratio":>7}'
+          + ('  per-run ratios' if args.repeat > 1 else '') + '  verdicts')
+    for kind, n, passes, t_o, t_u, low, high, differ in rows:
+        spread = f'  {low:5.1f}x-{high:.1f}x   ' if args.repeat > 1 else ''
+        print(f'{kind:6} {n:>8} {passes:>6} {t_o:>14.2f}s {t_u:>7.2f}s {t_o / t_u:>6.1f}x{spread}  '
               f'{"identical" if not differ else "differ: " + ", ".join(differ)}')
     return 0 if same_everywhere else 1
 
