@@ -48,7 +48,7 @@ def tree_state(root):
     return state
 
 
-def leftover_processes():
+def processes_running(text):
     found = []
     for entry in os.listdir('/proc'):
         if entry.isdigit():
@@ -56,9 +56,13 @@ def leftover_processes():
                 cmdline = Path(f'/proc/{entry}/cmdline').read_bytes()
             except OSError:
                 continue
-            if MARKER.encode() in cmdline:
+            if text.encode() in cmdline:
                 found.append(int(entry))
     return found
+
+
+def leftover_processes():
+    return processes_running(MARKER)
 
 
 def evaluate(world, code, executor='forkserver', **limits):
@@ -317,3 +321,52 @@ def test_controls_without_the_protections_the_attacks_do_work(world, tmp_path):
     conn.close()
     server.close()
     assert result['problems'][0]['steps'][0]['status'] == 'pass'
+
+
+def test_a_copied_worker_is_just_as_contained(world, tmp_path):
+    """Workers are copied (imports included) instead of importing again: the copy's
+    steps get the same protections, and nothing of either is left at the end."""
+    import glob
+    import tempfile
+    from opencompass_scicode.sandbox.executor import ForkServerExecutor, Limits, StepJob
+    _, _, root = world
+    roots_before = set(glob.glob(os.path.join(tempfile.gettempdir(), 'scicode-steps-*')))
+    probe = (
+        'import subprocess, sys\n'
+        'print("sqlite3 loaded:", "sqlite3" in sys.modules)\n'
+        f'subprocess.Popen(["sh", "-c", "sleep 300; : {MARKER}"], start_new_session=True)\n'
+        'try:\n'
+        f'    open({str(root / "outputs" / "results.json")!r}, "w").write("{{}}")\n'
+        'except Exception as exc:\n'
+        '    print("blocked:", type(exc).__name__)\n'
+    )
+    before = tree_state(root)
+
+    def job(program, modules=()):
+        return StepJob(step_id='copy', program=program, tests=[], dependencies='', targets_path=None,
+                       modules=modules)
+
+    with ForkServerExecutor(Limits(timeout=20), workers=2) as executor:
+        first = executor.run(job('import sqlite3\n', ('sqlite3',)), 0)
+        assert first.events[-1]['event'] == 'completed', first.stderr
+        assert 'sqlite3 loaded: False' in executor.run(job(probe), 1).stdout
+        assert executor.copy_worker(0, 1)
+        assert executor.loaded[1] >= {'sqlite3'}
+        # the source goes on, and clearing up after its step leaves the copy alone
+        assert executor.run(job(probe), 0).events[-1]['event'] == 'completed'
+        copied = executor.run(job(probe), 1)
+        assert 'sqlite3 loaded: True' in copied.stdout, copied.stderr
+        assert 'blocked:' in copied.stdout
+        protections = [e['protections'] for e in (first, copied) for e in e.events if e['event'] == 'sandbox']
+        assert protections[0] == protections[1]
+        zygote = executor._zygote
+        closing = time.monotonic()
+    assert time.monotonic() - closing < 10, 'the zygote waited for something that never ended'
+    assert zygote.poll() is not None
+    assert tree_state(root) == before
+    deadline = time.monotonic() + 5
+    while leftover_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert leftover_processes() == []
+    assert processes_running('sandbox.worker') == [], 'a worker or a copy outlived the executor'
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), 'scicode-steps-*'))) <= roots_before

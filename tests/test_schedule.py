@@ -112,3 +112,28 @@ def test_import_costs_defaults_merge_and_persistence(tmp_path):
     again.save({}, {'scipy.integrate': (0.5, [], True)})          # a clean measurement replaces it
     assert StepDurations(path).imports.seconds('scipy.integrate') == 0.5
     assert StepDurations(path).imports.closure({'scipy.integrate'}) == {'scipy.integrate', 'scipy.special'}
+
+
+def test_a_worker_is_copied_rather_than_importing_again():
+    imports = costs(scipy_integrate={'s': 0.6, 'brings': []})
+    steps = [f'44.{i}' for i in range(1, 11)]
+    modules = {sid: ('scipy.integrate',) for sid in steps}
+    modules['long'] = ('scipy.integrate',)
+    loaded = [BASE | {'scipy.integrate'}, set(BASE)]
+    expected = dict({sid: 0.02 for sid in steps}, long=5.0)
+    p = Planner(dict(expected), dict(modules), 2, imports, [set(s) for s in loaded], Clock(), copy_s=0.02)
+    p.drop('long')
+    p.take(0, '44.1')
+    # worker 0's queue (nine steps) outlasts waiting for its current step and copying it
+    assert p.order(1)[0] in steps
+    assert p.take(1, p.order(1)[0]) == 0
+    # busy with a long step: importing is sooner than waiting to copy it
+    p = Planner(dict(expected), dict(modules), 2, imports, [set(s) for s in loaded], Clock(), copy_s=0.02)
+    p.take(0, 'long')
+    assert p.order(1)[0] in steps
+    assert p.take(1, p.order(1)[0]) is None
+    # an executor that cannot copy: importing (0.6 s) is not worth it for 0.2 s of queue
+    p = Planner(dict(expected), dict(modules), 2, imports, [set(s) for s in loaded], Clock())
+    p.drop('long')
+    p.take(0, '44.1')
+    assert p.order(1) == []

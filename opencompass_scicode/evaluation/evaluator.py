@@ -167,13 +167,13 @@ class SciCodeEvaluator:
             executor.watch |= set().union(*(job.modules for job in jobs.values()))
         planner = Planner({sid: durations.expected(sid, keys[sid]) for sid in jobs},
                           {sid: job.modules for sid, job in jobs.items()}, workers,
-                          durations.imports, executor.loaded)
+                          durations.imports, executor.loaded, copy_s=executor.copy_s)
         executor.prefetch([jobs[sid] for sid in planner.pending])
         changed = threading.Condition(threading.RLock())
 
         def next_step(slot):
-            """A step to run now, or None when all are done; waits while the rest is better run
-            by another worker or is being run by another eval task."""
+            """(step to run now, worker to copy first or None), or None when all are done; waits
+            while the rest is better run by another worker or is being run by another eval task."""
             with changed:
                 while planner.pending:
                     for sid in planner.order(slot):
@@ -182,19 +182,21 @@ class SciCodeEvaluator:
                             planner.drop(sid)
                             finish(sid, dict(cached, step_id=sid, shared=True))
                         elif shared.try_claim(keys[sid]):
-                            planner.take(slot, sid)
-                            return sid
+                            return sid, planner.take(slot, sid)
                     changed.wait(0.1)
                 return None
 
         def work(slot):
             while True:
-                sid = next_step(slot)
-                if sid is None:
+                chosen = next_step(slot)
+                if chosen is None:
                     return
+                sid, source = chosen
                 step = steps_by_id[sid]
                 run = None
                 try:
+                    if source is not None:
+                        executor.copy_worker(source, slot)   # else: the worker imports them itself
                     run = executor.run(jobs[sid], slot)
                     status, message, violation = decide(run, len(step.test_cases))
                     record = _record(step, status, message, run, violation)

@@ -1,12 +1,14 @@
 """Which step a free worker runs next.
 
 A fast worker keeps what it imported, so on a given worker a step costs its
-expected run time plus the imports that worker still lacks. A step's home is
-the worker where it costs least (a tie goes to the worker asking). A free
-worker runs its own steps, costliest first, so long steps and heavy imports
-start early. With none of its own left, it takes another worker's step only
-if it would finish it before that worker gets through what it is running and
-its queue of home steps: a heavy import is done twice only when that saves time.
+expected run time plus getting the modules that worker still lacks: importing
+them, or (where the executor can) replacing the worker by a copy of one that
+holds them, once that one's current step is done. A step's home is the worker
+where it costs least (a tie goes to the worker asking). A free worker runs its
+own steps, costliest first, so long steps and heavy imports start early. With
+none of its own left, it takes another worker's step only if it would finish
+it before that worker gets through what it is running and its queue of home
+steps: a heavy import happens once, and is copied rather than repeated.
 """
 import time
 
@@ -14,14 +16,17 @@ import time
 class Planner:
     """expected: step id -> seconds without imports; modules: step id -> modules it imports;
     loaded: per worker, the set of modules it holds (None: nothing carries over
-    from one step to the next); imports: ImportCosts."""
+    from one step to the next); imports: ImportCosts; copy_s: seconds to copy a
+    worker (None: workers cannot be copied)."""
 
-    def __init__(self, expected, modules, workers, imports, loaded=None, clock=time.monotonic):
+    def __init__(self, expected, modules, workers, imports, loaded=None, clock=time.monotonic,
+                 copy_s=None):
         self.expected = expected
         self.modules = {sid: frozenset(mods) for sid, mods in modules.items()}
         self.imports = imports
         self.loaded = loaded
         self.clock = clock
+        self.copy_s = copy_s
         self.pending = sorted(expected, key=lambda sid: -expected[sid])
         self.running = [None] * workers          # (started, expected seconds) per worker
         self.taking = [set() for _ in range(workers)]   # modules of steps handed to the worker
@@ -36,17 +41,33 @@ class Planner:
         elapsed = now - started
         return max(seconds - elapsed, elapsed)     # past its estimate: assume as long again
 
-    def order(self, worker):
-        """Pending steps for `worker` to try, best first; empty if all are better run elsewhere."""
+    def _setup(self, sid, worker, held, remaining):
+        """(seconds, worker to copy or None) to get `sid`'s modules on `worker`."""
+        missing = self.modules[sid] - held[worker]
+        if not missing:
+            return 0.0, None
+        best = (self.imports.cost(missing), None)
+        if self.copy_s is not None:
+            for source in range(len(held)):
+                if source != worker and self.modules[sid] <= held[source]:
+                    best = min(best, (remaining[source] + self.copy_s, source), key=lambda c: c[0])
+        return best
+
+    def _view(self, worker):
         now = self.clock()
         workers = range(len(self.running))
-        held = [self._held(w) if self.loaded is not None else None for w in workers]
+        held = [self._held(w) for w in workers] if self.loaded is not None else None
         remaining = [0.0 if w == worker else self._remaining(w, now) for w in workers]
+        return workers, held, remaining
+
+    def order(self, worker):
+        """Pending steps for `worker` to try, best first; empty if all are better run elsewhere."""
+        workers, held, remaining = self._view(worker)
         queue = [0.0 for _ in workers]
         own, others = [], []
         for sid in self.pending:
-            costs = [self.expected[sid] + (self.imports.cost(self.modules[sid] - held[w])
-                                           if held[w] is not None else 0.0) for w in workers]
+            costs = [self.expected[sid] + (self._setup(sid, w, held, remaining)[0] if held else 0.0)
+                     for w in workers]
             home = min(workers, key=lambda w: (costs[w], w != worker))
             if home == worker:
                 own.append((costs[worker], sid))
@@ -61,13 +82,18 @@ class Planner:
         return [sid for _, sid in own] + [item[2] for item in steal]
 
     def take(self, worker, sid):
-        """`worker` starts `sid`."""
-        cost = self.expected[sid]
+        """`worker` starts `sid`; returns the worker to copy first, or None."""
+        cost, source = self.expected[sid], None
         if self.loaded is not None:
-            cost += self.imports.cost(self.modules[sid] - self._held(worker))
+            workers, held, remaining = self._view(worker)
+            setup, source = self._setup(sid, worker, held, remaining)
+            cost += setup
+            if source is not None:
+                self.taking[worker] = set(self.taking[source])
             self.taking[worker] |= self.modules[sid]
         self.pending.remove(sid)
         self.running[worker] = (self.clock(), cost)
+        return source
 
     def drop(self, sid):
         """`sid` needs no run here (another task has its verdict)."""

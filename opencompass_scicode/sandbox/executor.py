@@ -10,6 +10,7 @@ import json
 import os
 import pickle
 import secrets
+import socket
 import subprocess
 import sys
 import threading
@@ -114,8 +115,9 @@ class _Worker:
     """
 
     def __init__(self, preload, threads, channel=None):
+        self.control = None            # a socket to hand the worker a channel for a copy of itself
         if channel is not None:        # forked by a zygote; we hold the pipe ends
-            self.proc, (self.jobs, self.results) = None, channel
+            self.proc, (self.jobs, self.results, self.control) = None, channel
             return
         cmd = [sys.executable, '-m', 'opencompass_scicode.sandbox.worker']
         if preload:
@@ -135,9 +137,10 @@ class _Worker:
             return {'error': f'worker died: {exc}'}
 
     def close(self):
-        for stream in (self.jobs, self.results):
+        for stream in (self.jobs, self.results, self.control):
             try:
-                stream.close()
+                if stream is not None:
+                    stream.close()
             except OSError:
                 pass
         if self.proc is not None:
@@ -148,29 +151,34 @@ class _Worker:
                 self.proc.wait()
 
 
+def _channel():
+    """(our ends, the worker's ends) of a job pipe, a result pipe and a control socket."""
+    jobs_r, jobs_w = os.pipe()
+    results_r, results_w = os.pipe()
+    ours, theirs = socket.socketpair()
+    return ((os.fdopen(jobs_w, 'wb'), os.fdopen(results_r, 'rb'), ours),
+            (jobs_r, results_w, theirs.detach()))
+
+
 def _spawn_zygote(count, preload, threads):
     """One process imports the stack once and forks `count` workers; returns their channels."""
-    ours, theirs = [], []
-    for _ in range(count):
-        jobs_r, jobs_w = os.pipe()
-        results_r, results_w = os.pipe()
-        ours.append((os.fdopen(jobs_w, 'wb'), os.fdopen(results_r, 'rb')))
-        theirs.append((jobs_r, results_w))
+    ours, theirs = zip(*(_channel() for _ in range(count)))
     cmd = [sys.executable, '-m', 'opencompass_scicode.sandbox.worker',
-           '--channels', ','.join(f'{a}:{b}' for a, b in theirs)]
+           '--channels', ','.join(':'.join(map(str, fds)) for fds in theirs)]
     if preload:
         cmd += ['--preload', ','.join(preload)]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=worker_env(threads),
-                            pass_fds=[fd for pair in theirs for fd in pair])
-    for pair in theirs:
-        for fd in pair:
+                            pass_fds=[fd for fds in theirs for fd in fds])
+    for fds in theirs:
+        for fd in fds:
             os.close(fd)
-    return proc, ours
+    return proc, list(ours)
 
 
 class _BaseExecutor:
     name = None
     PREFETCH_BYTES = 64 * 1024 * 1024
+    copy_s = None          # seconds to copy a worker (copy_worker), None where it cannot be done
 
     def __init__(self, limits, workers=1, preload=(), threads=None):
         self.limits = limits
@@ -256,10 +264,12 @@ class _BaseExecutor:
 
 class ForkServerExecutor(_BaseExecutor):
     name = 'forkserver'
+    copy_s = 0.02
 
     def start(self):
         self._zygote, channels = _spawn_zygote(self.workers, self.preload, self.threads)
         self._slots = [_Worker(self.preload, self.threads, channel) for channel in channels]
+        self._busy = [threading.Lock() for _ in channels]
         self.loaded = [set(self.preload) for _ in range(self.workers)]
         self.watch = set()        # modules some job needs: workers say which they hold
 
@@ -268,16 +278,43 @@ class ForkServerExecutor(_BaseExecutor):
         nonce, payload = self._payload(job)
         if 'error' in payload:
             return self._to_run(payload, nonce)
-        worker = self._slots[slot]
-        self.loaded[slot].update(job.modules)    # from now on: other workers need not import them
         payload['watch'] = sorted(self.watch)
-        result = worker.run(payload)
-        self.loaded[slot].update(result.get('loaded', ()))   # and what those imports pulled in
-        if result.get('error') and result['error'].startswith('worker died'):
-            worker.close()                 # replace a dead worker by a standalone one
-            self._slots[slot] = _Worker(self.preload, self.threads)
-            self.loaded[slot] = set(self.preload)
+        with self._busy[slot]:
+            worker = self._slots[slot]
+            result = worker.run(payload)
+            self.loaded[slot].update(job.modules)
+            self.loaded[slot].update(result.get('loaded', ()))   # and what those imports pulled in
+            if result.get('error') and result['error'].startswith('worker died'):
+                worker.close()                 # replace a dead worker by a standalone one
+                self._slots[slot] = _Worker(self.preload, self.threads)
+                self.loaded[slot] = set(self.preload)
         return self._to_run(result, nonce)
+
+    def copy_worker(self, source, target):
+        """Replace worker `target` by a copy of worker `source`, imports included (about
+        10 ms, where importing them again can take a second). Called by target's caller;
+        waits for source's current step. False if source cannot be copied."""
+        ours, theirs = _channel()
+        with self._busy[source]:
+            worker = self._slots[source]
+            try:
+                if worker.control is None:
+                    raise OSError('a standalone worker')
+                socket.send_fds(worker.control, [b'c'], list(theirs))
+                result = worker.run({'op': 'clone'})
+            except OSError as exc:
+                result = {'error': str(exc)}
+            loaded = set(self.loaded[source])
+        for fd in theirs:
+            os.close(fd)
+        if result.get('error'):
+            for end in ours:
+                end.close()
+            return False
+        old, self._slots[target] = self._slots[target], _Worker(self.preload, self.threads, ours)
+        self.loaded[target] = loaded
+        old.close()
+        return True
 
     def close(self):
         self._stop_prefetching()

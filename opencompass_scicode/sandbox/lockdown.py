@@ -274,6 +274,15 @@ class WorkerCgroups:
         except OSError:
             pass
 
+    def move_out(self):
+        """Move the calling process back to the parent cgroups (a copy of the worker leaving)."""
+        for parent, _ in self.dirs.values():
+            try:
+                with open(os.path.join(parent, 'cgroup.procs'), 'w') as fh:
+                    fh.write(str(os.getpid()))
+            except OSError:
+                pass
+
     def remove(self):
         self.kill_all()
         for parent, path in self.dirs.values():

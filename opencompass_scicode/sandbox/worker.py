@@ -358,8 +358,8 @@ def _prepare(preload):
     PRELOADED = frozenset(sys.modules)
 
 
-def _serve(jobs_in, results_out):
-    """The worker loop: one JSON job in, one JSON result out, until the input closes."""
+def _serve(jobs_in, results_out, control=None):
+    """The worker loop: one pickled job in, one pickled result out, until the input closes."""
     import gc
     from . import lockdown as sandbox
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -384,7 +384,11 @@ def _serve(jobs_in, results_out):
                 job = pickle.load(jobs_in)
             except EOFError:
                 break
-            pickle.dump(run_job(job, workroot), results_out, protocol=pickle.HIGHEST_PROTOCOL)
+            if job.get('op') == 'clone':
+                result = _clone(jobs_in, results_out, control, workroot)
+            else:
+                result = run_job(job, workroot)
+            pickle.dump(result, results_out, protocol=pickle.HIGHEST_PROTOCOL)
             results_out.flush()
     finally:
         shutil.rmtree(workroot, ignore_errors=True)
@@ -392,36 +396,91 @@ def _serve(jobs_in, results_out):
             cgroups.remove()
 
 
+def _clone(jobs_in, results_out, control, workroot):
+    """Start a copy of this worker, with everything it has imported, on the channel the
+    host sent over `control` (job and result pipes, and a control socket of its own).
+
+    The copy must not be this worker's child (the worker kills all its children
+    after each step): a double fork, with this worker not a subreaper meanwhile,
+    hands it to the zygote. It leaves this worker's cgroups before we go on.
+    """
+    import socket
+    global LANDLOCK, WORKER_NETNS
+    if control is None:
+        return {'error': 'this worker cannot be copied'}
+    _, fds, _, _ = socket.recv_fds(control, 16, 3)
+    if len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        return {'error': 'the host sent no channel for the copy'}
+    ready_r, ready_w = os.pipe()
+    prctl = ctypes.CDLL(None).prctl
+    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+    pid = os.fork()
+    if pid == 0:
+        if os.fork() != 0:
+            os._exit(0)
+        try:                               # the copy
+            for fd in (jobs_in.fileno(), results_out.fileno(), control.fileno(), ready_r):
+                os.close(fd)
+            if LANDLOCK[0] is not None:
+                os.close(LANDLOCK[0])
+            LANDLOCK = (None, {'landlock': False, 'landlock_why': 'not prepared'})
+            for cgroups in _CGROUPS.values():
+                cgroups.move_out()
+            _CGROUPS.clear()
+            WORKER_NETNS = False           # its steps get a network namespace of their own
+            os.write(ready_w, b'1')
+            os.close(ready_w)
+            _serve(os.fdopen(fds[0], 'rb'), os.fdopen(fds[1], 'wb'), socket.socket(fileno=fds[2]))
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    for fd in (ready_w, *fds):
+        os.close(fd)
+    ready, _, _ = select.select([ready_r], [], [], 10)
+    ok = bool(ready) and os.read(ready_r, 1) == b'1'
+    os.close(ready_r)
+    return {'cloned': ok} if ok else {'error': 'the copy did not start'}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument('--preload', default='', help='comma-separated modules to import once')
     parser.add_argument('--channels', default='',
-                        help='zygote mode: "jobfd:resultfd,..." one worker is forked per pair')
+                        help='zygote mode: "jobfd:resultfd:controlfd,..." one worker is forked per triple')
     args = parser.parse_args(argv)
     _prepare([m for m in args.preload.split(',') if m])
     if not args.channels:
         _serve(sys.stdin.buffer, sys.stdout.buffer)
         os._exit(0)          # nothing to finalise: tearing down the interpreter costs tens of ms
     # Zygote: the imports above are paid once; each worker is a fork of this process.
-    channels = [tuple(int(fd) for fd in pair.split(':')) for pair in args.channels.split(',')]
-    workers = []
-    for jobs_fd, results_fd in channels:
+    # It also adopts copies of workers (see _clone). Every worker and copy holds the
+    # write end of `lifeline` (step processes close it): at its end they are all gone.
+    import socket
+    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    lifeline, alive = os.pipe()
+    channels = [tuple(int(fd) for fd in triple.split(':')) for triple in args.channels.split(',')]
+    for channel in channels:
         pid = os.fork()
         if pid == 0:
             try:
+                os.close(lifeline)
                 for other in channels:
-                    if other != (jobs_fd, results_fd):
+                    if other != channel:
                         for fd in other:
                             os.close(fd)
-                _serve(os.fdopen(jobs_fd, 'rb'), os.fdopen(results_fd, 'wb'))
+                jobs_fd, results_fd, control_fd = channel
+                _serve(os.fdopen(jobs_fd, 'rb'), os.fdopen(results_fd, 'wb'), socket.socket(fileno=control_fd))
             finally:
                 os._exit(0)
-        workers.append(pid)
-    for pair in channels:
-        for fd in pair:
+    os.close(alive)
+    for channel in channels:
+        for fd in channel:
             os.close(fd)
-    for pid in workers:
-        os.waitpid(pid, 0)
+    os.read(lifeline, 1)   # nothing is ever written: returns at EOF, when no worker is left
+    kill_descendants()     # whatever a worker that died abruptly left behind; reaps the rest
     os._exit(0)
 
 
