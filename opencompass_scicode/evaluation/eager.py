@@ -9,7 +9,7 @@ import threading
 
 from ..config.builder import build_evaluator
 from ..targets.resolve import resolve_targets
-from .sharing import SharedVerdicts
+from .sharing import SharedVerdicts, StepDurations, durations_path
 
 
 class EagerEvaluator:
@@ -23,7 +23,8 @@ class EagerEvaluator:
             try:
                 # Targets not ready (regeneration pending) raise: that dataset is left to eval.
                 targets = resolve_targets(part.dataset, regenerate_missing=False)
-                self.by_abbr[part.dataset.abbr] = (part, build_evaluator(cfg), targets)
+                self.by_abbr[part.dataset.abbr] = (part, build_evaluator(cfg), targets,
+                                                   StepDurations(durations_path(part.dataset.data_dir)))
             except Exception as exc:      # never let early scoring break inference
                 log(f'{part.dataset.abbr}: no early evaluation ({type(exc).__name__}: {exc})')
         self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -39,7 +40,7 @@ class EagerEvaluator:
             if item is None:
                 return
             abbr, problem = item
-            part, evaluator, targets = self.by_abbr[abbr]
+            part, evaluator, targets, durations = self.by_abbr[abbr]
             try:
                 predictions = part.store.load()
                 jobs, _ = evaluator.jobs(_OneProblem(part.dataset, problem), predictions, targets)
@@ -47,7 +48,7 @@ class EagerEvaluator:
                 if id(evaluator) not in self.executors:
                     self.executors[id(evaluator)] = evaluator.make_executor()
                     self.executors[id(evaluator)].start()
-                evaluator.run_jobs(steps, jobs, targets.path, shared=self.shared,
+                evaluator.run_jobs(steps, jobs, targets.path, shared=self.shared, durations=durations,
                                    executor=self.executors[id(evaluator)])
                 if evaluator.protections:
                     self.shared.put_meta('protections', evaluator.protections)
