@@ -79,7 +79,9 @@ def test_a_worker_past_its_estimate_is_expected_to_take_as_long_again():
     p.take(0, 'stuck')                 # expected: 0.5 s of import
     assert p.order(1) == []            # 0.51 s there, 0.51 s here: no sooner
     clock.now = 0.3
-    assert p.order(1) == []            # 0.2 s left there (0.3 s if as long again): wait
+    assert p.order(1) == []            # 0.2 s left there: wait
+    clock.now = 0.9
+    assert p.order(1) == []            # a little past its estimate: still wait
     clock.now = 5.0                    # far past its estimate: import here instead of waiting
     assert p.order(1) == ['x']
 

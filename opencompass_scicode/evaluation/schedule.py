@@ -39,7 +39,8 @@ class Planner:
             return 0.0
         started, seconds = self.running[worker]
         elapsed = now - started
-        return max(seconds - elapsed, elapsed)     # past its estimate: assume as long again
+        # Past its estimate: a quarter of its time so far remains (grows, so nothing waits forever).
+        return max(seconds - elapsed, elapsed / 4)
 
     def _setup(self, sid, worker, held, remaining):
         """(seconds, worker to copy or None) to get `sid`'s modules on `worker`."""
