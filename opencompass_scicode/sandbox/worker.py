@@ -2,9 +2,12 @@
 
 `python -m opencompass_scicode.sandbox.worker [--preload mod,mod]` reads
 pickled jobs on stdin (the host has already read their targets) and writes
-one pickled result per job on stdout. With --preload it imports the scientific stack once, so every forked
-child starts with it in memory (the fast executor); without, each child pays
-its own imports (the plain executor spawns one worker per step).
+one pickled result per job on stdout. With --preload it imports the scientific
+stack once, so every forked child starts with it in memory (the fast
+executor); without, each child pays its own imports (the plain executor spawns
+one worker per step). With --channels it is the zygote: it forks one worker
+per channel, adopts the copies workers make of themselves (_clone) and ends
+when the last of them is gone.
 
 The worker is a child subreaper: whatever a step starts (even after setsid
 or a double fork) is re-parented to the worker and killed when the step ends.
