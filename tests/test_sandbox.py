@@ -359,6 +359,15 @@ def test_a_copied_worker_is_just_as_contained(world, tmp_path):
         assert 'blocked:' in copied.stdout
         protections = [e['protections'] for e in (first, copied) for e in e.events if e['event'] == 'sandbox']
         assert protections[0] == protections[1]
+        # two workers copying each other at once: no deadlock, both go on
+        both = [threading.Thread(target=executor.copy_worker, args=pair) for pair in ((0, 1), (1, 0))]
+        for thread in both:
+            thread.start()
+        for thread in both:
+            thread.join(timeout=30)
+        assert not any(thread.is_alive() for thread in both)
+        for slot in (0, 1):
+            assert executor.run(job(probe), slot).events[-1]['event'] == 'completed'
         zygote = executor._zygote
         closing = time.monotonic()
     assert time.monotonic() - closing < 10, 'the zygote waited for something that never ended'

@@ -293,9 +293,11 @@ class ForkServerExecutor(_BaseExecutor):
     def copy_worker(self, source, target):
         """Replace worker `target` by a copy of worker `source`, imports included (about
         10 ms, where importing them again can take a second). Called by target's caller;
-        waits for source's current step. False if source cannot be copied."""
+        waits for source's current step (and for a copy being made of target). False if
+        source cannot be copied."""
         ours, theirs = _channel()
-        with self._busy[source]:
+        first, second = sorted((source, target))     # a fixed order: two copies at once cannot deadlock
+        with self._busy[first], self._busy[second]:
             worker = self._slots[source]
             try:
                 if worker.control is None:
@@ -304,15 +306,14 @@ class ForkServerExecutor(_BaseExecutor):
                 result = worker.run({'op': 'clone'})
             except OSError as exc:
                 result = {'error': str(exc)}
-            loaded = set(self.loaded[source])
-        for fd in theirs:
-            os.close(fd)
-        if result.get('error'):
-            for end in ours:
-                end.close()
-            return False
-        old, self._slots[target] = self._slots[target], _Worker(self.preload, self.threads, ours)
-        self.loaded[target] = loaded
+            for fd in theirs:
+                os.close(fd)
+            if result.get('error'):
+                for end in ours:
+                    end.close()
+                return False
+            old, self._slots[target] = self._slots[target], _Worker(self.preload, self.threads, ours)
+            self.loaded[target] = set(self.loaded[source])
         old.close()
         return True
 
