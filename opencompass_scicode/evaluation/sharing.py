@@ -120,6 +120,15 @@ def durations_path(data_dir):
     return Path(data_dir) / 'cache' / 'step_durations.json'
 
 
+def _read_dict(path):
+    """{key: dict} from a JSON file; entries of another shape, or an unreadable file, are left out."""
+    try:
+        data = json.loads(Path(path).read_text()) if path else {}
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+
+
 class ImportCosts:
     """Seconds a worker took to import a module, and the watched modules it brought along.
 
@@ -134,11 +143,7 @@ class ImportCosts:
         self.known = self._load()
 
     def _load(self):
-        try:
-            data = json.loads(self.path.read_text()) if self.path else {}
-        except (OSError, ValueError):
-            return {}
-        return {k: v for k, v in data.items() if isinstance(v, dict) and isinstance(v.get('s'), (int, float))}
+        return {k: v for k, v in _read_dict(self.path).items() if isinstance(v.get('s'), (int, float))}
 
     def seconds(self, module):
         if module in self.known:
@@ -183,13 +188,7 @@ class StepDurations:
         self.imports = ImportCosts(self.path.with_name('import_costs.json') if self.path else None)
 
     def _load(self):
-        if not self.path:
-            return {}
-        try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return {}
-        return {k: v for k, v in data.items() if isinstance(v, dict)}
+        return _read_dict(self.path)
 
     def expected(self, step_id, key=None):
         seen = self.known.get(step_id)

@@ -84,12 +84,13 @@ def worker_env(threads):
     return env
 
 
-def read_targets(job):
+def pickled_targets(job):
     """The step's expected values, read here so that workers need neither h5py nor the file."""
-    if not job.targets_path:
-        return []
-    from ..targets.h5format import read_step_targets
-    return read_step_targets(job.targets_path, job.step_id, len(job.tests))
+    targets = []
+    if job.targets_path:
+        from ..targets.h5format import read_step_targets
+        targets = read_step_targets(job.targets_path, job.step_id, len(job.tests))
+    return pickle.dumps(targets, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def parse_events(text, nonce):
@@ -203,7 +204,7 @@ class _BaseExecutor:
                 if self._stop_prefetch.is_set():
                     return
                 try:
-                    blob = pickle.dumps(read_targets(job), protocol=pickle.HIGHEST_PROTOCOL)
+                    blob = pickled_targets(job)
                 except Exception:
                     continue          # read again, and reported, when the job runs
                 total += len(blob)
@@ -225,9 +226,7 @@ class _BaseExecutor:
         """(nonce, payload), or (nonce, a result saying why the job cannot run)."""
         nonce = secrets.token_hex(16)
         try:
-            targets = self._prefetched.pop((job.step_id, job.targets_path), None)
-            if targets is None:
-                targets = pickle.dumps(read_targets(job), protocol=pickle.HIGHEST_PROTOCOL)
+            targets = self._prefetched.pop((job.step_id, job.targets_path), None) or pickled_targets(job)
         except Exception as exc:
             return nonce, {'error': f'could not read the targets of step {job.step_id}: '
                                     f'{type(exc).__name__}: {exc}', 'duration_s': 0.0}
@@ -247,6 +246,12 @@ class _BaseExecutor:
         run.import_s = result.get('import_s', 0.0)
         run.imported = result.get('imported', {})
         return run
+
+    def run(self, job, slot=0):
+        """Run `job` on worker `slot`; one caller per slot at a time."""
+        nonce, payload = self._payload(job)
+        result = payload if 'error' in payload else self._execute(job, payload, slot)
+        return self._to_run(result, nonce)
 
     def __enter__(self):
         self.start()
@@ -273,11 +278,7 @@ class ForkServerExecutor(_BaseExecutor):
         self.loaded = [set(self.preload) for _ in range(self.workers)]
         self.watch = set()        # modules some job needs: workers say which they hold
 
-    def run(self, job, slot=0):
-        """Run on worker `slot`; one caller per slot at a time."""
-        nonce, payload = self._payload(job)
-        if 'error' in payload:
-            return self._to_run(payload, nonce)
+    def _execute(self, job, payload, slot):
         payload['watch'] = sorted(self.watch)
         with self._busy[slot]:
             worker = self._slots[slot]
@@ -288,7 +289,7 @@ class ForkServerExecutor(_BaseExecutor):
                 worker.close()                 # replace a dead worker by a standalone one
                 self._slots[slot] = _Worker(self.preload, self.threads)
                 self.loaded[slot] = set(self.preload)
-        return self._to_run(result, nonce)
+        return result
 
     def copy_worker(self, source, target):
         """Replace worker `target` by a copy of worker `source`, imports included (about
@@ -337,17 +338,13 @@ class SubprocessExecutor(_BaseExecutor):
 
     loaded = None       # nothing carries over from one step to the next
 
-    def run(self, job, slot=0):
-        nonce, payload = self._payload(job)
-        if 'error' in payload:
-            return self._to_run(payload, nonce)
+    def _execute(self, job, payload, slot):
         payload['modules'] = []
         worker = _Worker((), self.threads)
         try:
-            result = worker.run(payload)
+            return worker.run(payload)
         finally:
             worker.close()
-        return self._to_run(result, nonce)
 
 
 EXECUTORS = {'forkserver': ForkServerExecutor, 'subprocess': SubprocessExecutor}

@@ -24,6 +24,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 
 # Landlock (uapi/linux/landlock.h); the syscall numbers are the same on every arch.
@@ -183,6 +184,11 @@ def drop_privileges(workdir, allowed):
     os.setgid(uid)
     os.setuid(uid)
     return {'uid': uid}
+
+
+def set_subreaper(on):
+    """Orphans below this process come back to it (and not to init) while `on`."""
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0)
 
 
 def die_with_parent():

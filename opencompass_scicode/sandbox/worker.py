@@ -13,7 +13,6 @@ The worker is a child subreaper: whatever a step starts (even after setsid
 or a double fork) is re-parented to the worker and killed when the step ends.
 """
 import argparse
-import ctypes
 import fcntl
 import json
 import os
@@ -28,7 +27,6 @@ import time
 
 from . import RUNTIME_DIR
 
-PR_SET_CHILD_SUBREAPER = 36
 LANDLOCK_FD = 4
 REPORT_FD = 3
 DROP_OK = False      # set at start: may steps run under their own uid?
@@ -365,7 +363,7 @@ def _serve(jobs_in, results_out, control=None):
     """The worker loop: one pickled job in, one pickled result out, until the input closes."""
     import gc
     from . import lockdown as sandbox
-    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    sandbox.set_subreaper(True)
     # Objects that exist now are never collected in the children: a collection
     # walking them would copy most of the worker's memory into each child.
     gc.collect()
@@ -388,7 +386,7 @@ def _serve(jobs_in, results_out, control=None):
             except EOFError:
                 break
             if job.get('op') == 'clone':
-                result = _clone(jobs_in, results_out, control, workroot)
+                result = _clone(jobs_in, results_out, control)
             else:
                 result = run_job(job, workroot)
             pickle.dump(result, results_out, protocol=pickle.HIGHEST_PROTOCOL)
@@ -399,7 +397,12 @@ def _serve(jobs_in, results_out, control=None):
             cgroups.remove()
 
 
-def _clone(jobs_in, results_out, control, workroot):
+def _serve_channel(jobs_fd, results_fd, control_fd):
+    import socket
+    _serve(os.fdopen(jobs_fd, 'rb'), os.fdopen(results_fd, 'wb'), socket.socket(fileno=control_fd))
+
+
+def _clone(jobs_in, results_out, control):
     """Start a copy of this worker, with everything it has imported, on the channel the
     host sent over `control` (job and result pipes, and a control socket of its own).
 
@@ -408,6 +411,7 @@ def _clone(jobs_in, results_out, control, workroot):
     hands it to the zygote. It leaves this worker's cgroups before we go on.
     """
     import socket
+    from .lockdown import set_subreaper
     global LANDLOCK, WORKER_NETNS
     if control is None:
         return {'error': 'this worker cannot be copied'}
@@ -417,8 +421,7 @@ def _clone(jobs_in, results_out, control, workroot):
             os.close(fd)
         return {'error': 'the host sent no channel for the copy'}
     ready_r, ready_w = os.pipe()
-    prctl = ctypes.CDLL(None).prctl
-    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+    set_subreaper(False)
     pid = os.fork()
     if pid == 0:
         if os.fork() != 0:
@@ -435,11 +438,11 @@ def _clone(jobs_in, results_out, control, workroot):
             WORKER_NETNS = False           # its steps get a network namespace of their own
             os.write(ready_w, b'1')
             os.close(ready_w)
-            _serve(os.fdopen(fds[0], 'rb'), os.fdopen(fds[1], 'wb'), socket.socket(fileno=fds[2]))
+            _serve_channel(*fds)
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
-    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    set_subreaper(True)
     for fd in (ready_w, *fds):
         os.close(fd)
     ready, _, _ = select.select([ready_r], [], [], 10)
@@ -461,8 +464,8 @@ def main(argv=None):
     # Zygote: the imports above are paid once; each worker is a fork of this process.
     # It also adopts copies of workers (see _clone). Every worker and copy holds the
     # write end of `lifeline` (step processes close it): at its end they are all gone.
-    import socket
-    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    from .lockdown import set_subreaper
+    set_subreaper(True)
     lifeline, alive = os.pipe()
     channels = [tuple(int(fd) for fd in triple.split(':')) for triple in args.channels.split(',')]
     for channel in channels:
@@ -474,8 +477,7 @@ def main(argv=None):
                     if other != channel:
                         for fd in other:
                             os.close(fd)
-                jobs_fd, results_fd, control_fd = channel
-                _serve(os.fdopen(jobs_fd, 'rb'), os.fdopen(results_fd, 'wb'), socket.socket(fileno=control_fd))
+                _serve_channel(*channel)
             finally:
                 os._exit(0)
     os.close(alive)
