@@ -251,4 +251,4 @@ class _DryRunDir(RunDir):
         self._tmp = Path(tempfile.mkdtemp(prefix='scicode-dryrun-'))
 
     def task_config_path(self, stage, model_abbr, dataset_abbr=None):
-        return self._tmp / f'{stage}_{model_abbr}_{dataset_abbr}.py'
+        return self._tmp / super().task_config_path(stage, model_abbr, dataset_abbr).name

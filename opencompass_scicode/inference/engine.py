@@ -58,13 +58,16 @@ def stale_records(existing, settings):
 
 
 def check_stale(store, settings, discard=False):
-    """Refuse to mix predictions made with other settings into a run, or set them aside."""
-    changed = stale_records(store.load(), settings)
+    """Refuse to mix predictions made with other settings into a run, or set them aside.
+
+    Returns the predictions the run goes on from."""
+    existing = store.load()
+    changed = stale_records(existing, settings)
     if not changed:
-        return
+        return existing
     if discard:
         store.set_aside('stale')
-        return
+        return {}
     raise StalePredictionsError(
         f'{store.path} holds predictions made with other settings '
         f'(changed: {", ".join(changed)}). Reusing them would mix two runs.\n'
@@ -100,15 +103,14 @@ class Inferencer:
             part.stats = InferStats(total=part.dataset.scored_step_count)
 
     def run(self):
-        for part in self.parts:     # before any request
-            check_stale(part.store, part.settings, self.discard_stale)
-        asyncio.run(self._run_all())
+        # before any request
+        existing = [check_stale(part.store, part.settings, self.discard_stale) for part in self.parts]
+        asyncio.run(self._run_all(existing))
         return [part.stats for part in self.parts]
 
-    async def _run_all(self):
+    async def _run_all(self, existing_per_part):
         chains = []
-        for part in self.parts:
-            existing = part.store.load()
+        for part, existing in zip(self.parts, existing_per_part):
             for problem in part.dataset.problems:
                 chains.append((len(problem.scored_steps), part, problem, existing))
         # Longest problems first: they set the total time, and the model's very first
@@ -173,10 +175,8 @@ class Inferencer:
                                          part.infer_cfg)
         except UserFacingError:
             raise
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:  # one step's failure must not stop the others
-            out = {'response': None, 'error': _redact(self.model, f'{type(exc).__name__}: {exc}'),
+            out = {'response': None, 'error': self.model.redact(f'{type(exc).__name__}: {exc}'),
                    'finish_reason': None, 'reasoning': None, 'usage': {}}
         response = out.get('response')
         code = None if out.get('error') or response is None else extract_code(response)
@@ -189,11 +189,6 @@ class Inferencer:
             if key in out:
                 record[key] = out[key]
         return record
-
-
-def _redact(model, text):
-    redact = getattr(model, 'redact', None)
-    return redact(text) if redact else text
 
 
 def _now():

@@ -11,8 +11,6 @@ import json
 
 from ..models.base import GenerationRequest
 
-MODES = ('naive', 'chat', 'tool_use')
-
 CHAT_EARLIER_STEPS = 'The earlier steps of this problem, with your code for them, are in the conversation above.'
 
 TOOL_USE_NOTE = (
@@ -55,7 +53,7 @@ async def chat(model, problem, step, prompt, dataset, state, cfg):
     turn = await model.achat(messages)
     state['messages'] = messages + [{'role': 'assistant', 'content': turn.content}]
     return {'response': turn.content, 'error': None, 'finish_reason': turn.finish_reason,
-            'reasoning': turn.reasoning, 'usage': _usage(turn), 'transcript': state['messages']}
+            'reasoning': turn.reasoning, 'usage': turn.usage_record(), 'transcript': state['messages']}
 
 
 async def tool_use(model, problem, step, prompt, dataset, state, cfg):
@@ -90,10 +88,6 @@ async def tool_use(model, problem, step, prompt, dataset, state, cfg):
         return {'response': turn.content, 'error': None, 'finish_reason': turn.finish_reason,
                 'reasoning': turn.reasoning, 'usage': usage, 'transcript': messages,
                 'tool_calls': calls}
-
-
-def _usage(turn):
-    return dict(turn.usage, requests=turn.attempts, latency_s=turn.latency_s)
 
 
 def _add_usage(total, turn):

@@ -37,6 +37,10 @@ class BaseModel:
     def __init__(self, abbr=None):
         self.abbr = abbr or type(self).__name__.replace('Model', '').lower() or 'model'
 
+    def redact(self, text):
+        """`text` without the model's secrets (an API key), for messages and records."""
+        return text
+
     def settings(self):
         """Everything that changes this model's answers (no secrets), for fingerprints."""
         return {'type': type(self).__name__}

@@ -18,6 +18,7 @@ from typing import Optional
 
 from ..errors import ConfigError, UserFacingError
 from .base import BaseModel, Generation
+from .secrets import ENV_NAME
 
 DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
 _THINK = re.compile(r'<think>(.*?)</think>', re.DOTALL)
@@ -37,12 +38,16 @@ class ChatTurn:
     attempts: int = 1
     latency_s: float = 0.0
 
+    def usage_record(self):
+        """What a prediction record keeps of this turn's usage."""
+        return dict(self.usage, requests=self.attempts, latency_s=self.latency_s)
+
 
 def resolve_key(key):
     """'ENV' -> $OPENAI_API_KEY; 'SOME_VAR' (set in the environment) -> its value; else the literal."""
     if key is None or key == 'ENV':
         return os.environ.get('OPENAI_API_KEY'), 'OPENAI_API_KEY'
-    if re.fullmatch(r'[A-Z_][A-Z0-9_]*', key) and key in os.environ:
+    if ENV_NAME.fullmatch(key) and key in os.environ:
         return os.environ[key], key
     if key.startswith('ENV:'):
         return os.environ.get(key[4:]), key[4:]
@@ -260,7 +265,7 @@ class OpenAIChatModel(BaseModel):
     async def agenerate(self, request):
         turn = await self.achat(self.initial_messages(request.prompt))
         return Generation(text=turn.content, reasoning=turn.reasoning, finish_reason=turn.finish_reason,
-                          usage=dict(turn.usage, requests=turn.attempts, latency_s=turn.latency_s))
+                          usage=turn.usage_record())
 
 
 def _plain_usage(usage):

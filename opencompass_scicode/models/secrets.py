@@ -5,25 +5,33 @@ only the run's own processes inherit; the dumped configs name the variable.
 """
 import hashlib
 import os
+import re
 
 SECRET_FIELDS = ('key', 'api_key', 'token', 'password', 'secret')
 ENV_PREFIX = 'OPENCOMPASS_SCICODE_SECRET_'
+ENV_NAME = re.compile(r'[A-Z_][A-Z0-9_]*')     # a key given as the name of a variable holding it
 
 
 def _is_reference(value):
     """'ENV', 'ENV:NAME' or the name of a set environment variable: not a secret itself."""
     return (value == 'ENV' or value.startswith('ENV:')
-            or (value.isupper() and value.replace('_', '').isalnum() and value in os.environ))
+            or (ENV_NAME.fullmatch(value) is not None and value in os.environ))
+
+
+def _literal_secrets(model_cfg):
+    """Names of the model's fields that hold a secret as it is."""
+    for name in SECRET_FIELDS:
+        value = model_cfg.get(name)
+        if isinstance(value, str) and value and not _is_reference(value):
+            yield name
 
 
 def move_secrets_to_env(model_cfg, abbr):
     out = dict(model_cfg)
-    for name in SECRET_FIELDS:
-        value = out.get(name)
-        if isinstance(value, str) and value and not _is_reference(value):
-            var = ENV_PREFIX + hashlib.sha256(f'{abbr}:{name}'.encode()).hexdigest()[:12].upper()
-            os.environ[var] = value
-            out[name] = f'ENV:{var}'
+    for name in _literal_secrets(model_cfg):
+        var = ENV_PREFIX + hashlib.sha256(f'{abbr}:{name}'.encode()).hexdigest()[:12].upper()
+        os.environ[var] = out[name]
+        out[name] = f'ENV:{var}'
     return out
 
 
@@ -34,10 +42,8 @@ def redact_config(cfg):
         models = []
         for model in out['models']:
             model = dict(model)
-            for name in SECRET_FIELDS:
-                value = model.get(name)
-                if isinstance(value, str) and value and not _is_reference(value):
-                    model[name] = '<redacted>'
+            for name in _literal_secrets(model):
+                model[name] = '<redacted>'
             models.append(model)
         out['models'] = models
     return out

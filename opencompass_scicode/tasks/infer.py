@@ -29,7 +29,7 @@ class InferTask(BaseTask):
     def store(self, dataset_abbr):
         return PredictionStore(self.run_dir.predictions_path(self.model_abbr, dataset_abbr))
 
-    def _parts(self, model):
+    def _parts(self):
         parts = []
         for cfg, abbr in zip(self.dataset_cfgs, self.dataset_abbrs):
             dataset = build_dataset(cfg)
@@ -40,7 +40,7 @@ class InferTask(BaseTask):
     def is_complete(self):
         """Every scored step of every dataset has an error-free record made with today's settings."""
         model = build_model(self.model_cfg)
-        for part in self._parts(model):
+        for part in self._parts():
             settings_fp = fingerprint(infer_settings(model, part.dataset, part.infer_cfg, part.prefilled_mode))
             records = part.store.load()
             for problem in part.dataset.problems:
@@ -52,7 +52,7 @@ class InferTask(BaseTask):
 
     def run(self):
         model = build_model(self.model_cfg)
-        parts = self._parts(model)
+        parts = self._parts()
         for part in parts:
             model.check_dataset(part.dataset)
         progress = ProgressFile(self.progress_path, self.name, sum(p.dataset.scored_step_count for p in parts),
