@@ -36,7 +36,7 @@ from opencompass_scicode.evaluation.program import step_program  # noqa: E402
 from opencompass_scicode.sandbox.scripts import ScriptRunner  # noqa: E402
 from opencompass_scicode.evaluation.sharing import (LocalVerdicts, SharedVerdicts, StepDurations,  # noqa: E402
                                                     durations_path)
-from opencompass_scicode.targets.resolve import resolve_targets  # noqa: E402
+from opencompass_scicode.evaluation.regenerate import ensure_targets  # noqa: E402
 
 OFFICIAL_LIKE_RUNTIME = Path(__file__).resolve().parent / 'official_like_runtime'
 
@@ -89,7 +89,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     dataset = SciCodeDataset(path=args.data, split='validation')
-    targets = resolve_targets(dataset)
+    targets = ensure_targets(dataset)
     copies = 2 if args.both_settings else 1
     rows, same_everywhere = [], True
     for kind in args.sets.split(','):

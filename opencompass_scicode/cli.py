@@ -1,43 +1,44 @@
-"""`python run.py CONFIG`: check, plan, infer, evaluate, summarize."""
+"""`python run.py CONFIG`: check, plan, prepare targets, infer, evaluate, summarize."""
 import argparse
 import sys
-from pathlib import Path
 
 from rich.console import Console
 from tabulate import tabulate
 
-from .config import build, load_config, validate_config
-from .config.builder import build_dataset, build_model, dump_config
-from .inference.modes import requires_chat
-from .models.secrets import redact_config
+from .config import dump_config, fill_abbrs, load_config, validate_config
 from .datasets.files import DEFAULT_DATA_DIR, prepare_data
 from .errors import ConfigError, UserFacingError
 from .partitioners import NaivePartitioner
-from .runners import LocalRunner, TaskStatus
+from .registry import build, build_dataset, build_model, prefilled_mode
+from .runners import LocalRunner
 from .summarizers import SciCodeSummarizer
-from .tasks import load_task
+from .tasks.contract import TaskStatus
+from .utils.runlock import RunLock
+from .utils.secrets import redact_config
 from .utils.workdir import RunDir, latest_timestamp, new_timestamp
 
-MODES = ('all', 'infer', 'eval', 'viz')
+RUN_MODES = ('all', 'infer', 'eval', 'viz')
+STAGES = {'all': ('targets', 'infer', 'eval'), 'infer': ('infer',), 'eval': ('targets', 'eval'), 'viz': ()}
+SECTION = {'targets': 'eval', 'infer': 'infer', 'eval': 'eval'}   # the config section planning each stage
 EXIT_TASK_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 1, 2, 130
 
 console = Console(stderr=True)
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(prog='run.py', description='Evaluate models on SciCode.')
+def parse_args(argv, prog=None):
+    p = argparse.ArgumentParser(prog=prog, description='Evaluate models on SciCode.')
     p.add_argument('config', nargs='?', help='Python config file, e.g. configs/eval_scicode.py')
     p.add_argument('-w', '--work-dir', help='where runs go (default: the config\'s work_dir, '
                                             'else outputs/default)')
     p.add_argument('-r', '--reuse', nargs='?', const='latest', metavar='TIMESTAMP',
                    help='continue a previous run (the latest one without TIMESTAMP); '
                         'tasks whose outputs are complete are skipped')
-    p.add_argument('-m', '--mode', choices=MODES, default='all',
+    p.add_argument('-m', '--mode', dest='run_mode', choices=RUN_MODES, default='all',
                    help='all: infer+eval+summary; infer; eval: score existing predictions; '
                         'viz: summary only')
     p.add_argument('--debug', action='store_true', help='run tasks in this process, one by one, '
                                                         'with tracebacks')
-    p.add_argument('--dry-run', action='store_true', help='print the task plan and exit')
+    p.add_argument('--dry-run', action='store_true', help='print the task plan and exit; writes nothing')
     p.add_argument('--max-num-workers', type=int, help='tasks running at once (overrides the config)')
     p.add_argument('--prepare-data', action='store_true',
                    help='fetch and verify the SciCode data files, then exit')
@@ -51,7 +52,7 @@ def _resolve_run_dir(args, cfg):
     if args.reuse:
         stamp = latest_timestamp(work_dir) if args.reuse == 'latest' else args.reuse
         if stamp is None:
-            if args.mode in ('eval', 'viz'):
+            if args.run_mode in ('eval', 'viz'):
                 raise ConfigError(f'-r: no previous run in {work_dir}/ to reuse',
                                   fix='run without -r first, or pass -w to the right work dir')
             console.print(f'[yellow]-r: no previous run in {work_dir}/; starting a new one')
@@ -61,15 +62,15 @@ def _resolve_run_dir(args, cfg):
             raise ConfigError(f'-r {stamp}: {run_dir.root} does not exist',
                               fix=f'pick one of the runs in {work_dir}/ or use -r alone for the latest')
         return run_dir, True
-    if args.mode in ('eval', 'viz'):
-        raise ConfigError(f'-m {args.mode} works on an earlier run\'s outputs',
+    if args.run_mode in ('eval', 'viz'):
+        raise ConfigError(f'-m {args.run_mode} works on an earlier run\'s outputs',
                           fix='add -r (latest run) or -r TIMESTAMP')
     return RunDir(work_dir, new_timestamp()), False
 
 
-def preflight(cfg, mode):
-    """Everything that can be checked before spending time or money: data, models, targets."""
-    from .targets.resolve import plan_targets
+def preflight(cfg, stages):
+    """Everything that can be checked before spending time or money: data, targets, models."""
+    from .targets.locate import plan_targets
     datasets = []
     for i, ds_cfg in enumerate(cfg['datasets']):
         key = f'datasets[{i}]'
@@ -78,10 +79,12 @@ def preflight(cfg, mode):
             dataset.problems  # loads (and fetches) the data, checks sample_ids
         except ConfigError as exc:
             raise exc.within(key=key) from None
-        if mode in ('all', 'eval'):
+        if 'eval' in stages:
             plan_targets(dataset)
         datasets.append(dataset)
     models = []
+    if 'infer' not in stages:
+        return datasets, models      # scoring and summaries never ask a model anything
     for i, m_cfg in enumerate(cfg['models']):
         model = build_model(m_cfg, key=f'models[{i}]')
         models.append(model)
@@ -92,13 +95,17 @@ def preflight(cfg, mode):
                 raise ConfigError(f'model {model.abbr!r} cannot run dataset {dataset.abbr!r}: '
                                   f'{exc.message}', key=f'datasets[{j}].{exc.key or "split"}',
                                   fix=exc.fix) from None
-            mode = (cfg['datasets'][j].get('infer_cfg') or {}).get('mode', 'naive')
-            if requires_chat(mode) and not model.supports_chat:
-                raise ConfigError(f'mode {mode!r} needs a chat model; {type(model).__name__} '
-                                  f'({model.abbr!r}) only answers single prompts',
-                                  key=f'datasets[{j}].infer_cfg.mode',
-                                  fix="use mode='naive' with this model, or an OpenAIChatModel")
+            check_mode(model, cfg['datasets'][j], key=f'datasets[{j}].infer_cfg.mode')
     return datasets, models
+
+
+def check_mode(model, dataset_cfg, key):
+    from .inference.modes import requires_chat
+    infer_mode = (dataset_cfg.get('infer_cfg') or {}).get('mode', 'naive')
+    if requires_chat(infer_mode) and not model.supports_chat:
+        raise ConfigError(f'mode {infer_mode!r} needs a chat model; {type(model).__name__} '
+                          f'({model.abbr!r}) only answers single prompts', key=key,
+                          fix="use mode='naive' with this model, or an OpenAIChatModel")
 
 
 def check_stale_predictions(cfg, run_dir, datasets, models):
@@ -106,7 +113,6 @@ def check_stale_predictions(cfg, run_dir, datasets, models):
 
     With --discard-stale the inference task sets the old predictions aside instead.
     """
-    from .config.builder import prefilled_mode
     from .inference.engine import check_stale, infer_settings
     from .predictions import PredictionStore
     for model in models:
@@ -116,54 +122,62 @@ def check_stale_predictions(cfg, run_dir, datasets, models):
                                               prefilled_mode(ds_cfg)))
 
 
-def print_plan(tasks, datasets_by_abbr):
-    rows = []
-    for stage, items in tasks.items():
-        for t in items:
-            task = load_task(t)
-            for d_abbr in t.get('dataset_abbrs') or [t['dataset_abbr']]:
-                ds = datasets_by_abbr[d_abbr]
-                ids = [p.problem_id for p in ds.problems]
-                out = task.store(d_abbr).path if stage == 'infer' else task.results_path
-                rows.append([stage, t['model_abbr'], d_abbr, ds.split, ds.with_bg,
-                             f'{len(ids)} ({", ".join(ids[:8])}{", ..." if len(ids) > 8 else ""})',
-                             ds.scored_step_count, str(out)])
-    print(tabulate(rows, headers=['stage', 'model', 'dataset', 'split', 'with_bg', 'problems',
-                                  'steps', 'output'], disable_numparse=True))
-
-
-def prepare_targets(datasets):
-    """Regenerate validation targets here, with a progress bar, before eval tasks start."""
-    from rich.progress import Progress
-    from .targets.resolve import needs_regeneration, resolve_targets
+def to_regenerate(datasets):
+    """Abbrs of the datasets whose regenerated targets are incomplete, one per targets file."""
+    from .targets.locate import missing_regenerated, plan_targets
+    chosen = {}
     for ds in datasets:
-        if not needs_regeneration(ds):
-            continue
-        with Progress(console=console) as bar:
-            row = bar.add_task(f'regenerating targets for {ds.abbr} (gold code)', total=None)
-            targets = resolve_targets(ds, progress=lambda d, n: bar.update(row, completed=d, total=n))
-        wanted = {s.step_id for p in ds.problems for s in p.scored_steps}
-        bad = {k: v for k, v in (targets.report or {}).items() if v != 'ok' and k in wanted}
-        for step_id, why in sorted(bad.items()):
-            console.print(f'[yellow]step {step_id}: no regenerated target ({why.splitlines()[0]})')
+        if missing_regenerated(ds):
+            chosen.setdefault(plan_targets(ds)[1], ds.abbr)
+    return sorted(chosen.values())
 
 
-def run_stage(runner, run_dir, tasks, reuse, blocked=()):
-    statuses = []
-    to_run = []
-    for t in tasks:
-        task = load_task(t)
-        if t['model_abbr'] in blocked:
-            statuses.append(TaskStatus(task.name, 'not run', 0.0, str(task.log_path),
-                                       note='inference failed'))
-        elif reuse and task.is_complete():
-            statuses.append(TaskStatus(task.name, 'skipped', 0.0, str(task.log_path),
-                                       note='outputs complete'))
+def section(cfg, name, key, default):
+    """`cfg[name][key]` (OpenCompass's infer=/eval= sections), else the top-level `key`."""
+    return (cfg.get(name) or {}).get(key) or cfg.get(key) or {'type': default}
+
+
+def build_stage(cfg, stage, args):
+    """(partitioner, runner) for a stage, as the config asks."""
+    name = SECTION[stage]
+    partitioner = build(dict(section(cfg, name, 'partitioner', NaivePartitioner)), key=f'{name}.partitioner')
+    runner_cfg = dict(section(cfg, name, 'runner', LocalRunner))
+    if args.max_num_workers:
+        runner_cfg['max_num_workers'] = args.max_num_workers
+    runner = build(runner_cfg, key=f'{name}.runner', debug=args.debug)
+    return partitioner, runner
+
+
+def print_plan(plan, datasets_by_abbr):
+    rows = []
+    for stage, specs in plan.items():
+        for spec in specs:
+            abbrs = spec.labels.get('datasets') or [spec.labels['dataset']]
+            problems, steps = [], []
+            for abbr in abbrs:
+                ids = [p.problem_id for p in datasets_by_abbr[abbr].problems]
+                problems.append(f'{len(ids)} ({", ".join(ids[:6])}{", ..." if len(ids) > 6 else ""})')
+                steps.append(str(datasets_by_abbr[abbr].scored_step_count))
+            rows.append([stage, spec.labels.get('model', '-'), '\n'.join(abbrs), '\n'.join(problems),
+                         '\n'.join(steps), '\n'.join(spec.outputs) or '-'])
+    print(tabulate(rows, headers=['stage', 'model', 'dataset', 'problems', 'steps', 'output'],
+                   disable_numparse=True))
+
+
+def run_stage(runner, run_dir, specs, stage, earlier):
+    """Launch the stage's tasks, except those depending on a task that stopped early."""
+    stopped = {s.name for s in earlier if s.stopped_others}
+    statuses, to_run = [], []
+    for spec in specs:
+        blocked = [name for name in spec.depends_on if name in stopped]
+        if blocked:
+            statuses.append(TaskStatus(spec.name, 'not run', 0.0, spec.log_path,
+                                       note=f'{", ".join(blocked)} did not finish',
+                                       labels=dict(spec.labels, stage=spec.stage)))
         else:
-            to_run.append(t)
-    statuses.extend(runner.launch(to_run, title=tasks[0]['stage'] if tasks else ''))
-    run_dir.save_status({s.name: {'state': s.state, 'duration_s': s.duration_s, 'log': s.log_path,
-                                  'note': s.note} for s in statuses})
+            to_run.append(spec)
+    statuses.extend(runner.launch(to_run, title=stage))
+    run_dir.save_status({s.name: s.record() for s in statuses})
     return statuses
 
 
@@ -175,8 +189,8 @@ def print_statuses(statuses):
     print(tabulate(rows, headers=['task', 'state', 'duration', 'log'], disable_numparse=True))
 
 
-def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+def main(argv=None, prog=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv, prog=prog)
     try:
         return _main(args)
     except UserFacingError as exc:
@@ -196,59 +210,43 @@ def _main(args):
         raise ConfigError('no config file given', fix='python run.py configs/eval_scicode.py')
     cfg = load_config(args.config)
     validate_config(cfg, file=args.config)
+    fill_abbrs(cfg)
     if args.prepare_data:
         for path in sorted({ds.get('path', DEFAULT_DATA_DIR) for ds in cfg['datasets']}):
             prepare_data(path)
             console.print(f'SciCode data ready in {path}/')
         return 0
     run_dir, reuse = _resolve_run_dir(args, cfg)
-    datasets, models = preflight(cfg, args.mode) if args.mode != 'viz' else ([], [])
-    by_abbr = {d.abbr: d for d in datasets}
-    if reuse and args.mode in ('all', 'infer') and not args.discard_stale:
+    stages = STAGES[args.run_mode]
+    datasets, models = preflight(cfg, stages) if stages else ([], [])
+    if reuse and 'infer' in stages and not args.discard_stale:
         check_stale_predictions(cfg, run_dir, datasets, models)
+    options = {'eager_eval': 'eval' in stages and 'infer' in stages and not args.debug,
+               'discard_stale': args.discard_stale,
+               'regenerate': to_regenerate(datasets) if 'targets' in stages else ()}
+    plans = {stage: build_stage(cfg, stage, args) for stage in stages}
 
-    stages = {'all': ('infer', 'eval'), 'infer': ('infer',), 'eval': ('eval',), 'viz': ()}[args.mode]
     if args.dry_run:
-        plan = NaivePartitioner().partition(cfg, _DryRunDir(run_dir), stages)
+        plan = {stage: partitioner.partition(cfg, run_dir, stage, dry_run=True, **options)
+                for stage, (partitioner, _) in plans.items()}
         print(f'run directory: {run_dir.root}')
-        print_plan(plan, by_abbr)
+        print_plan({stage: specs for stage, specs in plan.items() if specs}, {d.abbr: d for d in datasets})
         return 0
 
-    run_dir.create()
-    dump_config(redact_config({k: cfg[k] for k in cfg.keys()}), run_dir.config_path)
-    console.print(f'run directory: {run_dir.root}')
-    tasks = NaivePartitioner().partition(cfg, run_dir, stages, options={
-        'eager_eval': args.mode == 'all' and not args.debug, 'discard_stale': args.discard_stale})
-
-    runner_cfg = dict(cfg.get('runner') or {'type': LocalRunner})
-    if args.max_num_workers:
-        runner_cfg['max_num_workers'] = args.max_num_workers
-    runner = build(runner_cfg, key='runner', debug=args.debug)
-
-    statuses = []
-    if 'eval' in stages:
-        prepare_targets(datasets)     # before inference: problems can be scored as they finish
-    if 'infer' in stages:
-        statuses += run_stage(runner, run_dir, tasks['infer'], reuse)
-    if 'eval' in stages:
-        failed_models = {s.name.split('/')[1] for s in statuses if s.state in ('failed', 'interrupted')}
-        statuses += run_stage(runner, run_dir, tasks['eval'], reuse, blocked=failed_models)
-    print_statuses(statuses)
-
-    summarizer = build(dict(cfg.get('summarizer') or {'type': SciCodeSummarizer}), key='summarizer')
-    summarizer.summarize(cfg, run_dir)
+    lock = RunLock(run_dir.root).acquire()
+    try:
+        run_dir.create()
+        dump_config(redact_config({k: cfg[k] for k in cfg.keys()}), run_dir.config_path)
+        console.print(f'run directory: {run_dir.root}')
+        statuses = []
+        for stage, (partitioner, runner) in plans.items():
+            specs = partitioner.partition(cfg, run_dir, stage, **options)
+            statuses += run_stage(runner, run_dir, specs, stage, statuses)
+        print_statuses(statuses)
+        summarizer = build(dict(cfg.get('summarizer') or {'type': SciCodeSummarizer}), key='summarizer')
+        summarizer.summarize(cfg, run_dir)
+    finally:
+        lock.release()
     if any(s.state == 'interrupted' for s in statuses):
         return EXIT_INTERRUPTED
     return 0 if all(s.ok for s in statuses) else EXIT_TASK_FAILED
-
-
-class _DryRunDir(RunDir):
-    """Plans task files under a throwaway directory: a dry run writes nothing in the work dir."""
-
-    def __init__(self, real):
-        import tempfile
-        super().__init__(real.work_dir, real.timestamp)
-        self._tmp = Path(tempfile.mkdtemp(prefix='scicode-dryrun-'))
-
-    def task_config_path(self, stage, model_abbr, dataset_abbr=None):
-        return self._tmp / super().task_config_path(stage, model_abbr, dataset_abbr).name

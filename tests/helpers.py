@@ -75,3 +75,33 @@ def gold_predictions(dataset, wrong=()):
             preds[s.step_id] = {'step_id': s.step_id, 'code': extract_code(f'```python\n{code}\n```'),
                                 'program': None, 'error': None}
     return preds
+
+
+def processes_mentioning(text):
+    """Pids of live processes whose command line contains `text` (e.g. a run directory)."""
+    import os
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/cmdline', 'rb') as fh:
+                cmdline = fh.read().replace(b'\0', b' ').decode(errors='replace')
+            with open(f'/proc/{entry}/stat', 'rb') as fh:
+                zombie = fh.read().rsplit(b')', 1)[1].split()[0] == b'Z'
+        except OSError:
+            continue
+        if text in cmdline and not zombie:
+            found.append(int(entry))
+    return found
+
+
+def wait_until_gone(text, timeout=15.0):
+    """Seconds until no live process mentions `text`; AssertionError naming them after `timeout`."""
+    import time
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if not processes_mentioning(text):
+            return time.monotonic() - start
+        time.sleep(0.1)
+    raise AssertionError(f'still running after {timeout} s: {processes_mentioning(text)}')

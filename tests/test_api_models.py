@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import wait_until_gone
 from openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -202,6 +203,7 @@ def test_killed_run_resumes_from_the_next_step(tmp_path, server):
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    wait_until_gone(str(work))        # its inference task notices and stops too
     saved = [json.loads(l)['step_id'] for l in preds.read_text().splitlines() if l.strip()]
     assert 3 <= len(saved) < 6
     asked_before = len(server.log)

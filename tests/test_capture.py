@@ -1,6 +1,6 @@
 import pytest
 
-from opencompass_scicode.targets.capture import CaptureError, capture_test
+from opencompass_scicode.evaluation.capture import CaptureError, capture_test
 
 
 def test_allclose_against_target():

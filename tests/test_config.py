@@ -122,7 +122,8 @@ def test_duplicate_abbr(tmp_path):
 
 
 def test_config_is_dumped_and_reloaded_with_types_as_import_paths(tmp_path):
-    from opencompass_scicode.config.builder import build_model, dump_config
+    from opencompass_scicode.config import dump_config
+    from opencompass_scicode.registry import build_model
     cfg = load_config(DEFAULT)
     dump_config(cfg, tmp_path / 'dumped.py')
     again = load_config(tmp_path / 'dumped.py')

@@ -1,5 +1,6 @@
 """Whole runs of `python run.py CONFIG` in real processes, on small subsets of the real data."""
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -18,9 +19,10 @@ RESULT_KEYS = ['model', 'dataset', 'split', 'with_bg', 'targets', 'main_problem_
                'subproblem_total', 'problems']
 
 
-def run(args, cwd=ROOT, timeout=900):
+def run(args, cwd=ROOT, timeout=900, env=None):
     proc = subprocess.run([sys.executable, str(ROOT / 'run.py'), *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, **env) if env else None)
     return proc
 
 
@@ -166,8 +168,12 @@ def test_resume_skips_finished_tasks_and_finishes_partial_ones(official_data, tm
 
 def test_dry_run_prints_the_plan_and_writes_nothing(official_data, tmp_path):
     work = tmp_path / 'w'
-    proc = run([config(tmp_path, "[dict(type=DummyModel, abbr='dummy')]"), '-w', work, '--dry-run'])
+    scratch = tmp_path / 'tmp'
+    scratch.mkdir()
+    proc = run([config(tmp_path, "[dict(type=DummyModel, abbr='dummy')]"), '-w', work, '--dry-run'],
+               env={'TMPDIR': str(scratch)})
     assert proc.returncode == 0, proc.stderr
+    assert not list(scratch.iterdir())          # not even a temporary directory
     for text in ('infer', 'eval', 'dummy', 'val_bg', '3 (1, 19, 29)', 'predictions/dummy/val.jsonl',
                  'results/dummy/val_bg.json'):
         assert text in proc.stdout

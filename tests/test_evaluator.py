@@ -5,13 +5,14 @@ import pytest
 from helpers import gold_predictions, make_data_dir, step, tiny_dataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.targets.h5format import read_step_targets, write_step_targets
-from opencompass_scicode.targets.resolve import Targets, resolve_targets
+from opencompass_scicode.evaluation.regenerate import ensure_targets
+from opencompass_scicode.targets.locate import Targets
 
 
 @pytest.fixture
 def tiny(tiny_data):
     ds = tiny_dataset(tiny_data)
-    targets = resolve_targets(ds)         # regenerated from the gold code
+    targets = ensure_targets(ds)         # regenerated from the gold code
     return ds, targets
 
 
@@ -123,7 +124,7 @@ def test_simps_shim_in_both_program_forms(tmp_path):
                                     ['assert np.allclose(area(np.array([0.0, 1.0, 4.0, 9.0, 16.0])), target)'],
                                     gold='def area(y):\n    a = simps(y, x=np.arange(len(y)))\n    return a')]}]
     ds = tiny_dataset(make_data_dir(tmp_path / 'd', problems))
-    targets = resolve_targets(ds)
+    targets = ensure_targets(ds)
     assert targets.report == {'970.1': 'ok'}
     assert np.isclose(read_step_targets(targets.path, '970.1', 1)[0], 64.0 / 3)   # x**2 on [0, 4]
     with_shim = SciCodeEvaluator(timeout=60).evaluate(ds, gold_predictions(ds), targets)

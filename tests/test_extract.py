@@ -1,4 +1,5 @@
-from opencompass_scicode.inference.extract import extract_code, fenced_block, strip_imports
+from opencompass_scicode.datasets.chain import strip_imports
+from opencompass_scicode.inference.extract import extract_code, fenced_block
 
 
 def test_python_fence_wins_over_earlier_generic_fence():

@@ -1,8 +1,8 @@
 import pytest
 
 from helpers import tiny_dataset
-from opencompass_scicode.prompts import build_prompt, code_chain, prefilled_code
-from opencompass_scicode.prompts.prefilled import first_definition, header_name
+from opencompass_scicode.datasets.chain import code_chain, first_definition, header_name, prefilled_code
+from opencompass_scicode.prompts import build_prompt
 
 
 def test_first_step_prompt_without_background(tiny_data):

@@ -15,7 +15,7 @@ import pytest
 
 from helpers import gold_predictions, tiny_dataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
-from opencompass_scicode.targets.resolve import resolve_targets
+from opencompass_scicode.evaluation.regenerate import ensure_targets
 
 CORRECT_ADD = 'def add(a, b):\n    s = a + b\n    return s\n'
 WRONG_ADD = 'def add(a, b):\n    return 0\n'
@@ -28,7 +28,7 @@ def world(tmp_path_factory):
     root = tmp_path_factory.mktemp('world')
     data = make_data_dir(root / 'data', TINY_PROBLEMS)
     ds = tiny_dataset(data, sample_ids=['900'])
-    targets = resolve_targets(ds)
+    targets = ensure_targets(ds)
     precious = root / 'outputs'
     precious.mkdir()
     (precious / 'results.json').write_text('{"subproblem": 12.5}')

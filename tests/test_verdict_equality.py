@@ -13,7 +13,7 @@ from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.program import step_program
 from opencompass_scicode.sandbox.scripts import ScriptRunner
-from opencompass_scicode.targets.resolve import resolve_targets
+from opencompass_scicode.evaluation.regenerate import ensure_targets
 
 SUBSET = ['1', '3', '4', '19', '29', '38', '70', '78']
 OFFICIAL_LIKE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -23,7 +23,7 @@ OFFICIAL_LIKE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__f
 @pytest.fixture(scope='module')
 def subset(official_data):
     ds = SciCodeDataset(path=str(official_data), split='validation', sample_ids=SUBSET)
-    return ds, resolve_targets(ds)
+    return ds, ensure_targets(ds)
 
 
 def statuses(result):

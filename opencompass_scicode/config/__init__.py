@@ -1,4 +1,7 @@
-from .builder import build  # noqa: F401
-from .registry import resolve_type  # noqa: F401
-from .loader import load_config  # noqa: F401
-from .validate import validate_config  # noqa: F401
+"""Config files: loading (`read_base`, `_base_`), checking, naming, and dumping for task files."""
+from .dump import dump_config
+from .loader import load_config
+from .naming import dataset_abbr, fill_abbrs, model_abbr
+from .validate import validate_config
+
+__all__ = ['dataset_abbr', 'dump_config', 'fill_abbrs', 'load_config', 'model_abbr', 'validate_config']

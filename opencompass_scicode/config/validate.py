@@ -7,9 +7,9 @@ import difflib
 
 from ..datasets.scicode import SPLITS
 from ..errors import ConfigError
-from ..prompts import PREFILLED_MODES
+from ..datasets.chain import PREFILLED_MODES
 from .naming import dataset_abbr, model_abbr
-from .registry import check_kwargs, resolve_type
+from ..registry import check_kwargs, resolve_type
 
 INFER_MODES = ('naive', 'chat', 'tool_use')
 TOP_LEVEL = ('models', 'datasets', 'summarizer', 'work_dir', 'runner', 'partitioner')

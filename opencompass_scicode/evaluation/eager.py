@@ -7,23 +7,22 @@ program, tests, targets and limits -> same key) instead of running them again.
 import queue
 import threading
 
-from ..config.builder import build_evaluator
-from ..targets.resolve import resolve_targets
+from ..targets.locate import load_targets
 from .sharing import SharedVerdicts, StepDurations, durations_path
 
 
 class EagerEvaluator:
-    def __init__(self, run_dir, parts_and_cfgs, log=print):
+    def __init__(self, run_dir, parts_and_evaluators, log=print):
         self.shared = SharedVerdicts(run_dir.root / 'cache' / 'verdicts')
         self.log = log
         self.items = queue.Queue()
         self.by_abbr = {}
         self.executors = {}
-        for part, cfg in parts_and_cfgs:
+        for part, evaluator in parts_and_evaluators:
             try:
                 # Targets not ready (regeneration pending) raise: that dataset is left to eval.
-                targets = resolve_targets(part.dataset, regenerate_missing=False)
-                self.by_abbr[part.dataset.abbr] = (part, build_evaluator(cfg), targets,
+                targets = load_targets(part.dataset)
+                self.by_abbr[part.dataset.abbr] = (part, evaluator, targets,
                                                    StepDurations(durations_path(part.dataset.data_dir)))
             except Exception as exc:      # never let early scoring break inference
                 log(f'{part.dataset.abbr}: no early evaluation ({type(exc).__name__}: {exc})')

@@ -3,7 +3,7 @@ import os
 import threading
 
 from ..errors import ConfigError
-from ..prompts import PREFILLED_MODES, code_chain
+from ..datasets.chain import PREFILLED_MODES, code_chain
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from .metrics import score
 from .program import code_prefix, dependency_imports

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..errors import UserFacingError
-from ..predictions import fingerprint
-from ..prompts import build_chat_prompt, build_prompt, code_chain
+from ..utils.fingerprint import fingerprint
+from ..datasets.chain import code_chain
+from ..prompts import build_chat_prompt, build_prompt
 from .extract import extract_code
 from .modes import CHAT_EARLIER_STEPS, GENERATORS
 

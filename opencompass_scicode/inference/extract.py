@@ -1,9 +1,5 @@
 """Official code extraction from a model response."""
-import re
-
-# Dependencies are injected by the harness, so every import line goes,
-# indented ones included (official behaviour).
-_IMPORT_LINE = re.compile(r'^\s*(import .*|from .*\s+import\s+.*)', re.MULTILINE)
+from ..datasets.chain import strip_imports
 
 
 def fenced_block(response):
@@ -13,10 +9,6 @@ def fenced_block(response):
     if '```python' in response:
         return response.split('```python')[1].split('```')[0]
     return response.split('```')[1].split('```')[0]
-
-
-def strip_imports(code):
-    return _IMPORT_LINE.sub('', code)
 
 
 def extract_code(response):

@@ -1,5 +1,9 @@
-from .base import BaseModel, Generation, GenerationRequest  # noqa: F401
-from .dummy import DummyModel  # noqa: F401
-from .generated_code import GeneratedCodeModel  # noqa: F401
-from .reference import ReferenceModel  # noqa: F401
-from .openai_api import OpenAIChatModel  # noqa: F401
+"""Who answers: the models a config can name, and what every model offers the inference loop."""
+from .base import BaseModel, Generation, GenerationRequest
+from .dummy import DummyModel
+from .generated_code import GeneratedCodeModel
+from .openai_api import OpenAIChatModel
+from .reference import ReferenceModel
+
+__all__ = ['BaseModel', 'DummyModel', 'GeneratedCodeModel', 'Generation', 'GenerationRequest',
+           'OpenAIChatModel', 'ReferenceModel']

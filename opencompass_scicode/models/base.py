@@ -35,7 +35,13 @@ class BaseModel:
     supports_chat = False     # implements `achat(messages, tools)` (chat and tool_use modes)
 
     def __init__(self, abbr=None):
-        self.abbr = abbr or type(self).__name__.replace('Model', '').lower() or 'model'
+        self.abbr = abbr or self.default_abbr()
+
+    @classmethod
+    def default_abbr(cls, **options):
+        """The name a model gets without an `abbr` (it names its output files); `options` are
+        the other keys of its config entry."""
+        return cls.__name__.replace('Model', '').lower() or 'model'
 
     def redact(self, text):
         """`text` without the model's secrets (an API key), for messages and records."""

@@ -6,7 +6,7 @@ DEFAULT_RESPONSE = '```python\ndef placeholder():\n    return None\n```'
 class DummyModel(BaseModel):
     """Gives the same fixed answer to every step; scores 0 on a sound harness."""
 
-    def __init__(self, abbr='dummy', response=DEFAULT_RESPONSE):
+    def __init__(self, abbr=None, response=DEFAULT_RESPONSE):
         super().__init__(abbr)
         self.response = response
 

@@ -15,8 +15,12 @@ class GeneratedCodeModel(BaseModel):
     needs_prior_code = False
 
     def __init__(self, path, abbr=None):
-        super().__init__(abbr or Path(path).name or 'generated')
+        super().__init__(abbr or self.default_abbr(path=path))
         self.path = Path(path)
+
+    @classmethod
+    def default_abbr(cls, path=None, **options):
+        return (Path(path).name if path else '') or 'generated'
 
     def settings(self):
         return {'type': 'GeneratedCodeModel', 'path': str(self.path)}

@@ -9,7 +9,6 @@ mean a wrong key, model name or request, and stop the model's inference at
 its first request (the first request is sent alone to find out).
 """
 import asyncio
-import os
 import random
 import re
 import time
@@ -17,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import ConfigError, UserFacingError
+from ..utils.secrets import resolve_key
 from .base import BaseModel, Generation
-from .secrets import ENV_NAME
 
 DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
 _THINK = re.compile(r'<think>(.*?)</think>', re.DOTALL)
@@ -41,17 +40,6 @@ class ChatTurn:
     def usage_record(self):
         """What a prediction record keeps of this turn's usage."""
         return dict(self.usage, requests=self.attempts, latency_s=self.latency_s)
-
-
-def resolve_key(key):
-    """'ENV' -> $OPENAI_API_KEY; 'SOME_VAR' (set in the environment) -> its value; else the literal."""
-    if key is None or key == 'ENV':
-        return os.environ.get('OPENAI_API_KEY'), 'OPENAI_API_KEY'
-    if ENV_NAME.fullmatch(key) and key in os.environ:
-        return os.environ[key], key
-    if key.startswith('ENV:'):
-        return os.environ.get(key[4:]), key[4:]
-    return key, None
 
 
 def split_reasoning(content):
@@ -102,7 +90,7 @@ class OpenAIChatModel(BaseModel):
     def __init__(self, path, abbr=None, base_url=None, key='ENV', temperature=0.0, max_out_len=None,
                  system_prompt=DEFAULT_SYSTEM_PROMPT, extra_body=None, timeout=600.0, retries=8,
                  max_retry_wait=600.0, max_concurrency=8, query_per_second=None, api='chat'):
-        super().__init__(abbr or path.split('/')[-1])
+        super().__init__(abbr or self.default_abbr(path=path))
         if api not in ('chat', 'responses'):
             raise ConfigError(f'unknown api {api!r}', key='api', fix="use 'chat' or 'responses'")
         self.path = path
@@ -126,9 +114,12 @@ class OpenAIChatModel(BaseModel):
         self._client = None
         self._limits = None
         self._verified = None
-        import openai  # noqa: F401  (slow to import: here, not in the middle of the first request)
 
     # ------------------------------------------------------------ identity
+    @classmethod
+    def default_abbr(cls, path=None, **options):
+        return path.split('/')[-1] if path else super().default_abbr()
+
     def settings(self):
         return {'type': 'OpenAIChatModel', 'path': self.path, 'base_url': self.base_url,
                 'temperature': self.temperature, 'max_out_len': self.max_out_len,

@@ -8,7 +8,7 @@ class ReferenceModel(BaseModel):
     Only the validation split ships gold code.
     """
 
-    def __init__(self, abbr='reference'):
+    def __init__(self, abbr=None):
         super().__init__(abbr)
 
     def check_dataset(self, dataset):

@@ -1,1 +1,4 @@
-from .store import PredictionStore, fingerprint  # noqa: F401
+"""What models answered: one append-only JSONL file of step records per model and dataset."""
+from .store import PredictionStore
+
+__all__ = ['PredictionStore']

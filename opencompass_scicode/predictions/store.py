@@ -12,11 +12,6 @@ import time
 from pathlib import Path
 
 
-def fingerprint(obj):
-    blob = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode('utf-8')).hexdigest()[:16]
-
-
 class PredictionStore:
     def __init__(self, path):
         self.path = Path(path)
@@ -68,6 +63,24 @@ class PredictionStore:
         if self.path.is_file():
             stamp = time.strftime('%Y%m%d_%H%M%S')
             os.replace(self.path, self.path.with_name(f'{self.path.stem}.{why}-{stamp}{self.path.suffix}'))
+
+    def usage(self):
+        """What answering cost: requests, tokens and model time over every record (retried
+        steps included), and the steps whose latest record has an answer or an error."""
+        totals = {'steps answered': 0, 'requests': 0, 'prompt tokens': 0, 'completion tokens': 0,
+                  'errors': 0, 'model time (s)': 0.0}
+        latest = {}
+        for rec in self.records():
+            latest[rec['step_id']] = rec
+            usage = rec.get('usage') or {}
+            totals['requests'] += usage.get('requests', 1 if rec.get('response') is not None else 0)
+            totals['prompt tokens'] += usage.get('prompt_tokens', 0)
+            totals['completion tokens'] += usage.get('completion_tokens', 0)
+            totals['model time (s)'] += usage.get('latency_s', rec.get('duration_s') or 0)
+        totals['steps answered'] = sum(1 for r in latest.values() if not r.get('error'))
+        totals['errors'] = sum(1 for r in latest.values() if r.get('error'))
+        totals['model time (s)'] = round(totals['model time (s)'], 3)
+        return totals
 
     def digest(self):
         if not self.path.is_file():

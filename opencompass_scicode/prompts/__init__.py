@@ -1,2 +1,4 @@
-from .builder import build_chat_prompt, build_prompt  # noqa: F401
-from .prefilled import PREFILLED_MODES, prefilled_code, code_chain  # noqa: F401
+"""The official SciCode prompt of a step (and the later turns of the chat mode)."""
+from .builder import build_chat_prompt, build_prompt
+
+__all__ = ['build_chat_prompt', 'build_prompt']

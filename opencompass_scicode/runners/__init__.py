@@ -1,1 +1,4 @@
-from .local import LocalRunner, TaskStatus  # noqa: F401
+"""Runners: launch the task files of a stage and report how each ended."""
+from .local import LocalRunner
+
+__all__ = ['LocalRunner']

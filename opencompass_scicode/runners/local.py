@@ -1,46 +1,29 @@
-"""Runs tasks as separate local processes, a few at a time, with live progress."""
+"""Runs tasks as local processes, a few at a time, with live progress.
+
+It knows tasks only by their spec (tasks/contract.py): the command to start,
+the log to write, the progress file to show. With `debug`, tasks run one by
+one inside this process, with tracebacks.
+"""
+import importlib
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import UserFacingError
-from ..sandbox import PACKAGE_PARENT
-from ..tasks import EXIT_OK, EXIT_STEP_ERRORS, load_task
+from ..tasks.contract import EXIT_FAILED, EXIT_INTERRUPTED, status_of
+from ..utils.lifeline import PARENT_ENV
 from ..utils.progress import read_progress
 
-
-
-@dataclass
-class TaskStatus:
-    name: str
-    state: str            # done | errors | failed | skipped | interrupted | not run
-    duration_s: float
-    log_path: str
-    returncode: int = None
-    note: str = ''
-
-    @property
-    def ok(self):
-        return self.state in ('done', 'skipped')
-
-
-def state_of(returncode):
-    if returncode == EXIT_OK:
-        return 'done'
-    if returncode == EXIT_STEP_ERRORS:
-        return 'errors'
-    if returncode in (130, -signal.SIGINT):
-        return 'interrupted'
-    return 'failed'
+# Evaluation tasks running side by side divide the CPUs among them (evaluation/evaluator.py).
+PARALLEL_ENV = 'OPENCOMPASS_SCICODE_PARALLEL_EVALS'
 
 
 class LocalRunner:
@@ -53,39 +36,35 @@ class LocalRunner:
         self._procs = {}
         self._lock = threading.Lock()
 
-    def launch(self, tasks, title=''):
-        """Run task dicts (from the partitioner); return a TaskStatus per task, in order."""
-        if not tasks:
+    def launch(self, specs, title=''):
+        """Run TaskSpecs; return a TaskStatus per spec, in order."""
+        if not specs:
             return []
         if self.debug:
-            return [self._run_inline(t) for t in tasks]
-        # Eval tasks running side by side share the CPUs (see evaluator.default_workers).
-        self._parallel = min(self.max_num_workers, len(tasks))
-        statuses = [None] * len(tasks)
+            return [self._run_inline(spec) for spec in specs]
+        self._parallel = min(self.max_num_workers, len(specs))
         with Progress(TextColumn('{task.description}'), BarColumn(), MofNCompleteColumn(),
                       TextColumn('{task.fields[extra]}'), TimeElapsedColumn(),
                       console=self.console, transient=False, refresh_per_second=4) as bar:
-            rows = [bar.add_task(f'{title} {_label(t)}'.strip(), total=None, extra='waiting')
-                    for t in tasks]
+            rows = [bar.add_task(f'{title} {_label(s)}'.strip(), total=None, extra='waiting')
+                    for s in specs]
             self._part_rows = {}
             with ThreadPoolExecutor(max_workers=self.max_num_workers) as pool:
-                futures = [pool.submit(self._run_process, t) for t in tasks]
+                futures = [pool.submit(self._run_process, s) for s in specs]
                 try:
                     while not all(f.done() for f in futures):
-                        self._refresh(bar, rows, tasks, futures)
+                        self._refresh(bar, rows, specs, futures)
                         time.sleep(0.25)
                 except KeyboardInterrupt:
                     self.kill_all()
                     raise
-                self._refresh(bar, rows, tasks, futures)
-            for i, future in enumerate(futures):
-                statuses[i] = future.result()
-        return statuses
+                self._refresh(bar, rows, specs, futures)
+            return [future.result() for future in futures]
 
-    def _refresh(self, bar, rows, tasks, futures):
-        for index, (row, task, future) in enumerate(zip(rows, tasks, futures)):
-            info = read_progress(load_task(task).progress_path)
-            noun = 'failed' if task['stage'] == 'eval' else 'errors'
+    def _refresh(self, bar, rows, specs, futures):
+        for index, (row, spec, future) in enumerate(zip(rows, specs, futures)):
+            info = read_progress(spec.progress_path)
+            noun = 'errors' if spec.stage == 'infer' else 'failed'
             if future.done():
                 status = future.result()
                 info = info or {}
@@ -94,7 +73,7 @@ class LocalRunner:
             elif info:
                 bar.update(row, total=info['total'], completed=info['done'],
                            extra=f'{info.get("errors", 0)} {noun}{_rate(info)}')
-            elif task['config_path'] in self._procs:
+            elif spec.name in self._procs:
                 bar.update(row, extra='starting')
             parts = (info or {}).get('parts') or {}
             if len(parts) > 1:           # one line per dataset of an inference task
@@ -105,42 +84,41 @@ class LocalRunner:
                     bar.update(self._part_rows[key], total=part['total'], completed=part['done'],
                                extra=f'{part.get("errors", 0)} {noun}')
 
-    def _run_process(self, task):
-        runnable = load_task(task)
-        log_path = runnable.log_path
+    def _run_process(self, spec):
+        log_path = Path(spec.log_path)
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ)
-        env['OPENCOMPASS_SCICODE_PARALLEL_EVALS'] = str(self._parallel)
-        env['PYTHONPATH'] = os.pathsep.join(p for p in (str(PACKAGE_PARENT), env.get('PYTHONPATH')) if p)
+        env = dict(os.environ, **spec.env)
+        env[PARALLEL_ENV] = str(self._parallel)
+        env[PARENT_ENV] = str(os.getpid())
         start = time.monotonic()
         with open(log_path, 'ab') as log:
-            proc = subprocess.Popen([sys.executable, '-m', 'opencompass_scicode.tasks',
-                                     task['config_path']], stdout=log, stderr=subprocess.STDOUT,
+            # A session of its own: Ctrl-C reaches run.py alone, which then stops each task.
+            proc = subprocess.Popen(spec.command, stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, env=env, start_new_session=True)
             with self._lock:
-                self._procs[task['config_path']] = proc
+                self._procs[spec.name] = proc
             returncode = proc.wait()
         with self._lock:
-            self._procs.pop(task['config_path'], None)
-        return TaskStatus(runnable.name, state_of(returncode), round(time.monotonic() - start, 1),
-                          str(log_path), returncode)
+            self._procs.pop(spec.name, None)
+        return status_of(spec, returncode, time.monotonic() - start)
 
-    def _run_inline(self, task):
-        runnable = load_task(task)
+    def _run_inline(self, spec):
+        """The spec's `python -m MODULE ARGS` command, run by MODULE's main() in this process."""
+        module, args = _module_command(spec.command)
+        self.console.print(f'[bold]running {spec.name} in-process (--debug)')
         start = time.monotonic()
-        self.console.print(f'[bold]running {runnable.name} in-process (--debug)')
         try:
-            returncode = runnable.run()
+            returncode = importlib.import_module(module + '.__main__').main(args, standalone=False)
         except UserFacingError as exc:
             self.console.print(f'[red]error: {exc}')
-            returncode = 1
+            returncode = EXIT_FAILED
         except KeyboardInterrupt:
+            returncode = EXIT_INTERRUPTED
             raise
         except Exception:
             traceback.print_exc()
-            returncode = 1
-        return TaskStatus(runnable.name, state_of(returncode), round(time.monotonic() - start, 1),
-                          '(in-process)', returncode)
+            returncode = EXIT_FAILED
+        return status_of(spec, returncode, time.monotonic() - start, log_path='(in-process)')
 
     def kill_all(self):
         with self._lock:
@@ -161,10 +139,14 @@ class LocalRunner:
                     pass
 
 
-def _label(task):
-    if task.get('dataset_abbr'):
-        return f'{task["model_abbr"]}/{task["dataset_abbr"]}'
-    return task['model_abbr']
+def _module_command(command):
+    if len(command) < 3 or command[1] != '-m':
+        raise UserFacingError(f'--debug runs `python -m MODULE ...` commands in-process; got {command}')
+    return command[2], list(command[3:])
+
+
+def _label(spec):
+    return '/'.join(v for k, v in spec.labels.items() if k in ('model', 'dataset'))
 
 
 def _rate(info):

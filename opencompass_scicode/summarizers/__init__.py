@@ -1,1 +1,4 @@
-from .scicode import SciCodeSummarizer  # noqa: F401
+"""Summaries of a run: tables (text, CSV, Markdown) and a plot, from its results files."""
+from .scicode import SciCodeSummarizer
+
+__all__ = ['SciCodeSummarizer']

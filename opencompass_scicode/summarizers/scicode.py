@@ -3,6 +3,10 @@
 Each cell is `rate (correct/total)`. `-` means not run, `failed` means the
 task that should have produced it failed. The kind of targets is shown per
 dataset group, because regenerated targets are not the official ones.
+
+It reads files only: the results files, the run's status.json and the usage
+figures inference tasks write; never the predictions or anything that ran.
+The config it is given has every model's and dataset's `abbr` filled in.
 """
 import csv
 import io
@@ -11,10 +15,9 @@ from collections import OrderedDict
 
 from tabulate import tabulate
 
-from ..config.naming import dataset_abbr, model_abbr
-from ..predictions import PredictionStore
-
 MISSING, FAILED = '-', 'failed'
+USAGE_COLUMNS = ('steps answered', 'requests', 'prompt tokens', 'completion tokens', 'errors',
+                 'model time (s)')
 
 
 def _group_key(ds):
@@ -29,7 +32,7 @@ def group_datasets(datasets):
     for ds in datasets:
         side = 'with' if ds.get('with_bg') else 'without'
         key = _group_key(ds)
-        abbr = dataset_abbr(ds)
+        abbr = ds['abbr']
         # A second dataset for the same side gets a group of its own.
         while key in groups and groups[key][side] is not None:
             key = key + (abbr,)
@@ -56,18 +59,26 @@ class SciCodeSummarizer:
     def __init__(self, plot=True):
         self.plot = plot
 
+    @staticmethod
+    def _stopped(status):
+        """{(model, dataset or None): stage} of the tasks that failed or were interrupted."""
+        stopped = {}
+        for entry in status.values():
+            if entry.get('state') in ('failed', 'interrupted') and entry.get('model'):
+                stopped[entry['model'], entry.get('dataset')] = entry.get('stage')
+        return stopped
+
     def collect(self, cfg, run_dir):
-        status = run_dir.load_status()
+        stopped = self._stopped(run_dir.load_status())
         table = {}
         for model in cfg['models']:
-            m = model_abbr(model)
+            m = model['abbr']
             for ds in cfg['datasets']:
-                d = dataset_abbr(ds)
+                d = ds['abbr']
                 path = run_dir.results_path(m, d)
-                failed = any(status.get(name, {}).get('state') in ('failed', 'interrupted')
-                             for name in (f'infer/{m}', f'eval/{m}/{d}'))
+                failed = (m, None) in stopped or (m, d) in stopped
                 results = None
-                if path.is_file() and not status.get(f'eval/{m}/{d}', {}).get('state') == 'failed':
+                if path.is_file() and stopped.get((m, d)) != 'eval':
                     results = json.loads(path.read_text())
                 table[m, d] = results if results else (FAILED if failed else MISSING)
         return table
@@ -84,7 +95,7 @@ class SciCodeSummarizer:
                     header.append(f'{prefix}{metric_name} {side_name}')
         body = []
         for model in cfg['models']:
-            m = model_abbr(model)
+            m = model['abbr']
             row = [m]
             for _, members in groups:
                 kinds = set()
@@ -133,30 +144,20 @@ class SciCodeSummarizer:
 
     @staticmethod
     def usage(cfg, run_dir):
-        """Per model, over all its datasets: requests, tokens and steps without an answer."""
-        header = ['model', 'steps answered', 'requests', 'prompt tokens', 'completion tokens',
-                  'errors', 'model time (s)']
+        """Per model, over the config's datasets: requests, tokens and steps without an answer."""
         rows = []
         for model in cfg['models']:
-            m = model_abbr(model)
-            totals = dict.fromkeys(header[1:], 0)
-            seen = False
-            for ds in cfg['datasets']:
-                latest = {}
-                for rec in PredictionStore(run_dir.predictions_path(m, dataset_abbr(ds))).records():
-                    seen = True
-                    latest[rec['step_id']] = rec
-                    usage = rec.get('usage') or {}
-                    totals['requests'] += usage.get('requests', 1 if rec.get('response') is not None else 0)
-                    totals['prompt tokens'] += usage.get('prompt_tokens', 0)
-                    totals['completion tokens'] += usage.get('completion_tokens', 0)
-                    totals['model time (s)'] += usage.get('latency_s', rec.get('duration_s') or 0)
-                totals['steps answered'] += sum(1 for r in latest.values() if not r.get('error'))
-                totals['errors'] += sum(1 for r in latest.values() if r.get('error'))
-            if seen:
-                totals['model time (s)'] = round(totals['model time (s)'], 1)
-                rows.append([m] + [totals[h] for h in header[1:]])
-        return header, rows
+            try:
+                by_dataset = json.loads(run_dir.usage_path(model['abbr']).read_text())
+            except (OSError, ValueError):
+                continue
+            counted = [by_dataset[ds['abbr']] for ds in cfg['datasets'] if ds['abbr'] in by_dataset]
+            if not counted:
+                continue
+            totals = [sum(u.get(column, 0) for u in counted) for column in USAGE_COLUMNS]
+            totals[-1] = round(totals[-1], 1)
+            rows.append([model['abbr'], *totals])
+        return ['model', *USAGE_COLUMNS], rows
 
     @staticmethod
     def _notes(collected):
@@ -175,7 +176,7 @@ class SciCodeSummarizer:
         matplotlib.use('Agg')
         import matplotlib.pyplot as plt
 
-        models = [model_abbr(m) for m in cfg['models']]
+        models = [m['abbr'] for m in cfg['models']]
         series = []   # (label, [value per model])
         for label, members in groups:
             for side, side_name in self.SIDES:

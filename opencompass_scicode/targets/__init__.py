@@ -1,4 +1,6 @@
-"""Test targets: the official HDF5 file or regenerated ones.
+"""Test targets: the official HDF5 file or regenerated ones; where they are and how to read them.
 
-Light on purpose: test processes import `targets.h5format` through here.
+Light on purpose: nothing is imported here, so a process that needs one module
+of this package does not pay for the others.
 """
+__all__ = []

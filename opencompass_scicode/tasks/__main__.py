@@ -1,23 +1,49 @@
-"""Entry point of a task process: `python -m opencompass_scicode.tasks TASK_CONFIG`."""
+"""Entry point of a task process: `python -m opencompass_scicode.tasks TASK_FILE`."""
 import sys
 import traceback
 
 from ..errors import UserFacingError
-from . import EXIT_FAILED, load_task
+from ..utils.lifeline import stop_with_parent
+from .contract import EXIT_FAILED, EXIT_INTERRUPTED
+
+USAGE = 'usage: python -m opencompass_scicode.tasks TASK_FILE'
 
 
-def main(argv=None):
+def task_class(stage):
+    if stage == 'infer':
+        from .infer import InferTask
+        return InferTask
+    if stage == 'eval':
+        from .evaluate import EvalTask
+        return EvalTask
+    if stage == 'targets':
+        from .targets import TargetsTask
+        return TargetsTask
+    raise ValueError(f'unknown task stage {stage!r}')
+
+
+def load_task(path):
+    from mmengine.config import Config
+    cfg = Config.fromfile(str(path), format_python_code=False).to_dict()
+    return task_class(cfg['task']['stage'])(cfg)
+
+
+def main(argv=None, standalone=True):
+    """`standalone`: this process exists for the task (not --debug inside run.py), so it
+    stops when whoever started it dies."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print('usage: python -m opencompass_scicode.tasks TASK_CONFIG', file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
+    if standalone:
+        stop_with_parent()
     try:
-        return load_task(argv[0]).run()
+        return load_task(argv[0]).main()
     except UserFacingError as exc:
         print(f'error: {exc}', file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception:
         traceback.print_exc()
         return EXIT_FAILED

@@ -1,44 +1,44 @@
-"""A task is one (stage, model, dataset) unit of work, described by a dumped config file.
+"""What every task shares: its spec, its run directory, skipping finished work, logging.
 
-Runners start `python -m opencompass_scicode.tasks <task config>`; the exit
-code says how it went.
+A task runs in its own process (`python -m opencompass_scicode.tasks TASK_FILE`)
+or, with --debug, inside run.py. Its exit code is its whole answer to the runner.
 """
 import sys
+from pathlib import Path
 
+from ..utils.runlock import hold_for_task
 from ..utils.workdir import RunDir
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_STEP_ERRORS = 3   # finished, but some steps could not be generated
+from .contract import EXIT_SKIPPED, TaskSpec
 
 
 class BaseTask:
-    stage = None
-
     def __init__(self, cfg):
         self.cfg = cfg
+        self.spec = TaskSpec.from_dict(cfg['task'])
         self.run_dir = RunDir(cfg['work_dir'], cfg['timestamp'])
-        self.model_cfg = dict(cfg['model'])
-        self.model_abbr = cfg['model_abbr']
 
     @property
     def name(self):
-        raise NotImplementedError
-
-    @property
-    def log_path(self):
-        raise NotImplementedError
+        return self.spec.name
 
     @property
     def progress_path(self):
-        return self.log_path.with_suffix('.progress.json')
+        return Path(self.spec.progress_path)
 
     def is_complete(self):
+        """True if the outputs exist and were made from today's inputs and settings."""
         raise NotImplementedError
 
     def run(self):
-        """Do the work in this process; return an exit code."""
+        """Do the work; return an exit code (tasks/contract.py)."""
         raise NotImplementedError
+
+    def main(self):
+        self._hold = hold_for_task(self.run_dir.root)
+        if self.is_complete():
+            self.log('outputs complete; nothing to do')
+            return EXIT_SKIPPED
+        return self.run()
 
     def log(self, msg):
         print(f'[{self.name}] {msg}', file=sys.stderr, flush=True)

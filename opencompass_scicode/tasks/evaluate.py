@@ -1,31 +1,23 @@
+"""Scoring of one model on one dataset: its predictions in, its results file out."""
 import json
 import time
 from datetime import datetime, timezone
 
-from ..config.builder import build_dataset, build_evaluator
+from ..evaluation.regenerate import ensure_targets
 from ..predictions import PredictionStore
-from ..targets.resolve import resolve_targets
+from ..registry import build_dataset, build_evaluator
 from ..utils.progress import ProgressFile
 from ..utils.workdir import write_json_atomic
-from .base import EXIT_FAILED, EXIT_OK, BaseTask
+from .base import BaseTask
+from .contract import EXIT_FAILED, EXIT_OK
 
 
 class EvalTask(BaseTask):
-    """Scores one model on one dataset."""
-    stage = 'eval'
-
     def __init__(self, cfg):
         super().__init__(cfg)
+        self.model_abbr = cfg['model_abbr']
         self.dataset_cfg = dict(cfg['dataset'])
-        self.dataset_abbr = cfg['dataset_abbr']
-
-    @property
-    def name(self):
-        return f'eval/{self.model_abbr}/{self.dataset_abbr}'
-
-    @property
-    def log_path(self):
-        return self.run_dir.log_path('eval', self.model_abbr, self.dataset_abbr)
+        self.dataset_abbr = self.dataset_cfg['abbr']
 
     @property
     def store(self):
@@ -53,7 +45,7 @@ class EvalTask(BaseTask):
             return EXIT_FAILED
         dataset = build_dataset(self.dataset_cfg)
         evaluator = build_evaluator(self.dataset_cfg)
-        targets = resolve_targets(dataset)
+        targets = ensure_targets(dataset)
         predictions = self.store.load()
         digest = self.store.digest()
         progress = ProgressFile(self.progress_path, self.name, dataset.scored_step_count)

@@ -1,39 +1,33 @@
 """Inference for one model over all its datasets, in one process.
 
 One process per model keeps the model's concurrency and rate limits true for
-the whole run, however many datasets it has.
+the whole run, however many datasets it has. With early evaluation on, each
+problem is scored as soon as its last step is answered.
 """
-from ..config.builder import build_dataset, build_model, prefilled_mode
 from ..inference.engine import InferPart, Inferencer, infer_settings
-from ..predictions import PredictionStore, fingerprint
+from ..predictions import PredictionStore
+from ..registry import build_dataset, build_evaluator, build_model, prefilled_mode
+from ..utils.fingerprint import fingerprint
 from ..utils.progress import ProgressFile
-from .base import EXIT_OK, EXIT_STEP_ERRORS, BaseTask
+from ..utils.workdir import write_json_atomic
+from .base import BaseTask
+from .contract import EXIT_OK, EXIT_STEP_ERRORS
 
 
 class InferTask(BaseTask):
-    stage = 'infer'
-
     def __init__(self, cfg):
         super().__init__(cfg)
+        self.model_cfg = dict(cfg['model'])
+        self.model_abbr = self.model_cfg['abbr']
         self.dataset_cfgs = [dict(d) for d in cfg['datasets']]
-        self.dataset_abbrs = list(cfg['dataset_abbrs'])
-
-    @property
-    def name(self):
-        return f'infer/{self.model_abbr}'
-
-    @property
-    def log_path(self):
-        return self.run_dir.log_path('infer', self.model_abbr)
 
     def store(self, dataset_abbr):
         return PredictionStore(self.run_dir.predictions_path(self.model_abbr, dataset_abbr))
 
     def _parts(self):
         parts = []
-        for cfg, abbr in zip(self.dataset_cfgs, self.dataset_abbrs):
-            dataset = build_dataset(cfg)
-            parts.append(InferPart(dataset=dataset, store=self.store(abbr),
+        for cfg in self.dataset_cfgs:
+            parts.append(InferPart(dataset=build_dataset(cfg), store=self.store(cfg['abbr']),
                                    infer_cfg=cfg.get('infer_cfg', {}), prefilled_mode=prefilled_mode(cfg)))
         return parts
 
@@ -77,6 +71,8 @@ class InferTask(BaseTask):
                 code_runner.close()
             if eager:
                 eager.finish()
+            write_json_atomic(self.run_dir.usage_path(self.model_abbr),
+                              {p.dataset.abbr: p.store.usage() for p in parts})
         progress.write(force=True)
         errors = 0
         for part, st in zip(parts, stats):
@@ -89,6 +85,5 @@ class InferTask(BaseTask):
 
     def _eager_evaluator(self, parts):
         from ..evaluation.eager import EagerEvaluator
-        return EagerEvaluator(self.run_dir, [(p, cfg) for p, cfg in zip(parts, self.dataset_cfgs)],
-                              log=self.log)
-
+        evaluators = [build_evaluator(cfg) for cfg in self.dataset_cfgs]
+        return EagerEvaluator(self.run_dir, list(zip(parts, evaluators)), log=self.log)

@@ -1,0 +1,2 @@
+"""Small helpers every layer may use: run-directory layout, progress files, locks, secrets."""
+__all__ = []

@@ -1,12 +1,15 @@
 """The layout of one run's directory: `<work_dir>/<timestamp>/...`.
 
     configs/<timestamp>.py                    merged config of the run
-    configs/tasks/<stage>_<model>[_<dataset>].py  one file per task
+    configs/tasks/<stage>_<name>.py           one file per task
     predictions/<model>/<dataset>.jsonl
+    predictions/<model>/usage.json            requests, tokens, model time per dataset
     results/<model>/<dataset>.json
     summary/summary_<timestamp>.{txt,csv,md,png}
-    logs/infer/<model>.out, logs/eval/<model>/<dataset>.out   task output (+ .progress.json)
+    logs/infer/<model>.out, logs/eval/<model>/<dataset>.out,
+    logs/targets/<dataset>.out                task output (+ .progress.json)
     status.json                               last known state of every task
+    .lock, .tasks.lock                        held while run.py and its tasks work (utils/runlock.py)
 """
 import json
 import os
@@ -45,9 +48,16 @@ class RunDir:
     def config_path(self):
         return self.root / 'configs' / f'{self.timestamp}.py'
 
-    def task_config_path(self, stage, model_abbr, dataset_abbr=None):
-        name = f'{stage}_{model_abbr}' + (f'_{dataset_abbr}' if dataset_abbr else '')
-        return self.root / 'configs' / 'tasks' / f'{name}.py'
+    @staticmethod
+    def task_name(stage, *parts):
+        """'infer/<model>', 'eval/<model>/<dataset>', 'targets/<dataset>'."""
+        return '/'.join((stage, *parts))
+
+    def task_config_path(self, name):
+        return self.root / 'configs' / 'tasks' / (name.replace('/', '_') + '.py')
+
+    def log_path(self, name):
+        return self.root / 'logs' / f'{name}.out'
 
     def predictions_path(self, model_abbr, dataset_abbr):
         return self.root / 'predictions' / model_abbr / f'{dataset_abbr}.jsonl'
@@ -55,10 +65,8 @@ class RunDir:
     def results_path(self, model_abbr, dataset_abbr):
         return self.root / 'results' / model_abbr / f'{dataset_abbr}.json'
 
-    def log_path(self, stage, model_abbr, dataset_abbr=None):
-        if dataset_abbr is None:
-            return self.root / 'logs' / stage / f'{model_abbr}.out'
-        return self.root / 'logs' / stage / model_abbr / f'{dataset_abbr}.out'
+    def usage_path(self, model_abbr):
+        return self.root / 'predictions' / model_abbr / 'usage.json'
 
     def summary_path(self, ext):
         return self.root / 'summary' / f'summary_{self.timestamp}.{ext}'

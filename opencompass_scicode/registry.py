@@ -1,9 +1,14 @@
-"""Resolves `type=` values: classes, dotted import paths or registered short names."""
+"""What a `type=` names, and the objects config entries declare.
+
+`type` is a class, a dotted import path or a registered short name. This sits
+below every layer: tasks build the objects their task file declares, and run.py
+builds them to check a config before any work starts.
+"""
 import difflib
 import importlib
 import inspect
 
-from ..errors import ConfigError
+from .errors import ConfigError
 
 # Short names usable as `type='ReferenceModel'` in configs.
 REGISTRY = {
@@ -75,3 +80,44 @@ def to_plain(obj):
     if isinstance(obj, type) or callable(obj) and hasattr(obj, '__qualname__'):
         return type_name(obj)
     return obj
+
+
+def build(cfg, key='', drop=(), **extra):
+    """Instantiate `cfg['type']` with the other keys (minus `drop`) plus `extra`."""
+    if not isinstance(cfg, dict) or 'type' not in cfg:
+        raise ConfigError('must be a dict with a `type` key', key=key)
+    kwargs = {k: v for k, v in cfg.items() if k != 'type' and k not in drop}
+    kwargs.update(extra)
+    cls = resolve_type(cfg['type'], key=f'{key}.type' if key else 'type')
+    check_kwargs(cls, kwargs, key or cls.__name__)
+    try:
+        return cls(**kwargs)
+    except ConfigError as exc:
+        raise exc.within(key=key) from None
+
+
+# ------------------------------------------------ the entries of a config
+def build_model(cfg, key='model'):
+    return build(cfg, key=key)
+
+
+def build_dataset(cfg, key='dataset'):
+    cfg = dict(cfg)
+    cfg.setdefault('type', 'SciCodeDataset')
+    reader = dict(cfg.get('reader_cfg') or {})
+    return build(cfg, key=key, drop=('reader_cfg', 'infer_cfg', 'eval_cfg'), **reader)
+
+
+def evaluator_cfg(dataset_cfg):
+    cfg = dict((dataset_cfg.get('eval_cfg') or {}).get('evaluator') or {})
+    cfg.setdefault('type', 'SciCodeEvaluator')
+    return cfg
+
+
+def build_evaluator(dataset_cfg, key='dataset.eval_cfg.evaluator'):
+    return build(evaluator_cfg(dataset_cfg), key=key)
+
+
+def prefilled_mode(dataset_cfg):
+    """One setting for prompts and test programs: the evaluator's."""
+    return evaluator_cfg(dataset_cfg).get('prefilled_mode', 'official')

@@ -47,3 +47,14 @@ def redact_config(cfg):
             models.append(model)
         out['models'] = models
     return out
+
+
+def resolve_key(key):
+    """'ENV' -> $OPENAI_API_KEY; 'SOME_VAR' (set in the environment) -> its value; else the literal."""
+    if key is None or key == 'ENV':
+        return os.environ.get('OPENAI_API_KEY'), 'OPENAI_API_KEY'
+    if ENV_NAME.fullmatch(key) and key in os.environ:
+        return os.environ[key], key
+    if key.startswith('ENV:'):
+        return os.environ.get(key[4:]), key[4:]
+    return key, None

@@ -2,18 +2,26 @@
 
 - `official`: the official test_data.h5 (explicit `h5py_file`, or found in the data dir).
 - `custom`: an explicit `h5py_file` whose checksum is not the official one.
-- `regenerated`: validation split without the official file; see regenerate.py.
+- `regenerated`: validation split without the official file: targets rebuilt
+  from the gold code (evaluation/regenerate.py), cached in the data dir under a
+  key of the data and library versions.
+
+Nothing here runs code or writes targets: it finds them and says what is missing.
 """
-import fcntl
 import json
 import sys
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import Optional
 
 from ..datasets.files import H5_NAME, H5_SHA256, find_official_h5, sha256_of
 from ..errors import DataError
+from ..utils.fingerprint import fingerprint
 from .h5format import step_ids_in
+
+# Part of the cache key: bump it when regeneration changes what it records.
+REGENERATOR_VERSION = 1
 
 
 @dataclass
@@ -53,6 +61,27 @@ def _official_sha_matches(path):
     return digest == H5_SHA256
 
 
+def regenerated_path(dataset):
+    """Where the validation targets rebuilt from the gold code are cached for these data and libraries."""
+    libs = {name: version(name) for name in ('numpy', 'scipy', 'sympy', 'h5py')}
+    key = fingerprint({'data': sha256_of(dataset.data_dir / 'problems_dev.jsonl'),
+                       'libs': libs, 'python': sys.version_info[:2],
+                       'regenerator': REGENERATOR_VERSION, 'mode': 'official'})
+    return dataset.data_dir / 'regenerated' / f'validation_targets_{key}.h5'
+
+
+def report_path(h5_path):
+    """Regeneration outcome per step ({step_id: 'ok' | why not}), kept next to the file."""
+    return Path(h5_path).with_suffix('.json')
+
+
+def read_report(h5_path):
+    path = report_path(h5_path)
+    if not (path.is_file() and Path(h5_path).is_file()):
+        return {}
+    return json.loads(path.read_text())
+
+
 def plan_targets(dataset):
     """(kind, path) without doing any expensive work; raises DataError if impossible."""
     if dataset.h5py_file:
@@ -65,43 +94,30 @@ def plan_targets(dataset):
     if found:
         return 'official', found
     if dataset.split == 'validation':
-        from .regenerate import cache_path
-        return 'regenerated', cache_path(dataset)
+        return 'regenerated', regenerated_path(dataset)
     raise DataError(_h5_missing_message(dataset))
 
 
-def resolve_targets(dataset, regenerate_missing=True, progress=None):
+def untried_steps(dataset, h5_path):
+    """Scored steps of `dataset` that regeneration into `h5_path` has not tried yet."""
+    report = read_report(h5_path)
+    return [s.step_id for p in dataset.problems for s in p.scored_steps if s.step_id not in report]
+
+
+def missing_regenerated(dataset):
+    """Scored steps of `dataset` that regeneration has not tried yet (empty unless it uses regenerated targets)."""
+    kind, path = plan_targets(dataset)
+    return untried_steps(dataset, path) if kind == 'regenerated' else []
+
+
+def load_targets(dataset):
+    """The targets `dataset` is scored against; DataError if regenerated ones are not all there yet."""
     kind, path = plan_targets(dataset)
     if kind == 'official':
         if not _official_sha_matches(path):
             kind = 'custom'
         return Targets(kind, Path(path).resolve(), frozenset(step_ids_in(path)))
-    return _regenerated(dataset, path, regenerate_missing, progress)
-
-
-def _regenerated(dataset, path, regenerate_missing, progress):
-    from .regenerate import regenerate
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix('.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)   # one regeneration at a time across eval tasks
-        report_path = path.with_suffix('.json')
-        report = json.loads(report_path.read_text()) if report_path.is_file() and path.is_file() else {}
-        wanted = {s.step_id for p in dataset.problems for s in p.scored_steps}
-        if wanted - set(report):
-            if not regenerate_missing:
-                raise DataError(f'regenerated targets {path} lack steps {sorted(wanted - set(report))}')
-            print(f'[targets] no official {H5_NAME}: regenerating validation targets from the gold '
-                  f'code into {path} (cached)', file=sys.stderr, flush=True)
-            report = regenerate(dataset, path, progress=progress)
-    return Targets('regenerated', path.resolve(), frozenset(step_ids_in(path)), report)
-
-
-def needs_regeneration(dataset):
-    kind, path = plan_targets(dataset)
-    if kind != 'regenerated':
-        return False
-    report_path = path.with_suffix('.json')
-    if not (path.is_file() and report_path.is_file()):
-        return True
-    report = json.loads(report_path.read_text())
-    return any(s.step_id not in report for p in dataset.problems for s in p.scored_steps)
+    missing = untried_steps(dataset, path)
+    if missing:
+        raise DataError(f'regenerated targets {path} lack steps {", ".join(missing)}')
+    return Targets('regenerated', path.resolve(), frozenset(step_ids_in(path)), read_report(path))

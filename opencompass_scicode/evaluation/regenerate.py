@@ -6,42 +6,28 @@ dev test compares some expression against `target`; running the gold code
 and recording that expression gives the value the official file holds, up to
 non-determinism in the gold code itself. Results using them say so.
 """
+import fcntl
 import json
 import os
 import shutil
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from importlib.metadata import version
 from pathlib import Path
 
 import h5py
 
+from ..datasets.chain import code_chain, gold_code
+from ..datasets.files import H5_NAME
 from ..sandbox.scripts import ScriptRunner
-from ..evaluation.sharing import StepDurations, durations_path
-from ..evaluation.program import code_prefix, with_simps_shim
-from ..inference.extract import strip_imports
-from ..predictions import fingerprint
-from ..prompts import code_chain
+from ..targets.locate import load_targets, plan_targets, read_report, report_path, untried_steps
 from .capture import RECORDER, CaptureError, capture_test
-
-REGENERATOR_VERSION = 1
-
-
-def cache_key(dataset):
-    from ..datasets.files import sha256_of
-    libs = {name: version(name) for name in ('numpy', 'scipy', 'sympy', 'h5py')}
-    return fingerprint({'data': sha256_of(dataset.data_dir / 'problems_dev.jsonl'),
-                        'libs': libs, 'python': sys.version_info[:2],
-                        'regenerator': REGENERATOR_VERSION, 'mode': 'official'})
-
-
-def cache_path(dataset):
-    return dataset.data_dir / 'regenerated' / f'validation_targets_{cache_key(dataset)}.h5'
+from .program import code_prefix, with_simps_shim
+from .sharing import StepDurations, durations_path
 
 
 def regeneration_program(problem, step, prefilled_text, out_path):
-    gold = {s.step_id: strip_imports(s.ground_truth_code or '') for s in problem.steps}
+    gold = {s.step_id: gold_code(s) or '' for s in problem.steps}
     prior = code_chain(problem, step.index, gold, prefilled_text, 'official')
     parts = [code_prefix(problem.dependencies, [c or '' for c in prior], gold[step.step_id]),
              '\n\nfrom opencompass_scicode.targets.recorder import TargetRecorder\n',
@@ -55,10 +41,6 @@ def regeneration_program(problem, step, prefilled_text, out_path):
     return with_simps_shim(program)
 
 
-def _log(msg):
-    print(f'[targets] {msg}', file=sys.stderr, flush=True)
-
-
 def regenerate(dataset, out_path, max_workers=None, timeout=1800, progress=None):
     """Add to `out_path` the targets of every gold-code step of `dataset` it lacks.
 
@@ -68,8 +50,7 @@ def regenerate(dataset, out_path, max_workers=None, timeout=1800, progress=None)
     """
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    report_path = out_path.with_suffix('.json')
-    report = json.loads(report_path.read_text()) if report_path.is_file() and out_path.is_file() else {}
+    report = read_report(out_path)
     steps = [(p, s) for p in dataset.problems for s in p.scored_steps
              if s.ground_truth_code and s.step_id not in report]
     if not steps:
@@ -108,7 +89,21 @@ def regenerate(dataset, out_path, max_workers=None, timeout=1800, progress=None)
             out.attrs['kind'] = 'regenerated'
         os.replace(partial, out_path)
     report.update(new)
-    report_path.write_text(json.dumps(report, indent=1, sort_keys=True))
+    report_path(out_path).write_text(json.dumps(report, indent=1, sort_keys=True))
     # How long the gold code takes is a fair first guess for any model's code.
     StepDurations(durations_path(dataset.data_dir)).save(seconds)
     return report
+
+
+def ensure_targets(dataset, progress=None):
+    """The targets `dataset` is scored against, regenerating the steps still missing first."""
+    kind, path = plan_targets(dataset)
+    if kind == 'regenerated':
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path.with_suffix('.lock'), 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)   # one regeneration at a time across tasks
+            if untried_steps(dataset, path):
+                print(f'[targets] no official {H5_NAME}: regenerating validation targets from the gold '
+                      f'code into {path} (cached)', file=sys.stderr, flush=True)
+                regenerate(dataset, path, progress=progress)
+    return load_targets(dataset)

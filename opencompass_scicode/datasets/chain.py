@@ -1,5 +1,11 @@
-"""Code of the three prefilled steps (13.6, 62.1, 76.3) and of earlier steps.
+"""The chain of code a step builds on: earlier steps' code and the three prefilled steps.
 
+Prompts show it to the model and test programs run it, so both read it from
+here. Model and gold code have their import lines removed (indented ones
+too, as the official extraction does): a problem's dependency lines are put
+in front of the program instead.
+
+Prefilled steps (13.6, 62.1, 76.3):
 `official`: what the official generator inserts. It looks up the name from
 the step's function header (the first `def` it finds, so `__init__` for the
 two class steps) and keeps only that definition, re-rendered by `ast.unparse`.
@@ -10,6 +16,19 @@ import ast
 import re
 
 PREFILLED_MODES = ('official', 'full')
+
+_IMPORT_LINE = re.compile(r'^\s*(import .*|from .*\s+import\s+.*)', re.MULTILINE)
+
+
+def strip_imports(code):
+    return _IMPORT_LINE.sub('', code)
+
+
+def gold_code(step):
+    """The step's gold code as it stands in a chain (validation split only; None elsewhere)."""
+    if step.ground_truth_code is None:
+        return None
+    return strip_imports(step.ground_truth_code)
 
 
 def header_name(function_header):

@@ -1,0 +1,14 @@
+"""Writes configs as plain Python files that `Config.fromfile` reads back."""
+from ..registry import to_plain
+
+
+def dump_config(cfg, path):
+    """Write a config as a plain Python file that `Config.fromfile` reads back."""
+    import types
+    from mmengine.config import Config
+    data = {}
+    for key, value in cfg.items() if isinstance(cfg, dict) else cfg.to_dict().items():
+        if key.startswith('_') or isinstance(value, (types.ModuleType, types.FunctionType, type)):
+            continue   # names imported into the config file, not settings
+        data[key] = to_plain(value)
+    Config(data).dump(str(path))

@@ -1,0 +1,87 @@
+"""The task contract: everything a runner needs to launch and watch a task, and nothing more.
+
+A partitioner writes one task file per task; its `task` entry is a TaskSpec:
+the task's name, the command that runs it, its log, progress and output
+paths, and the tasks it depends on. A runner launches `command` (a local
+process, or a job on a cluster) and reads the exit status; it never looks at
+what the task does. The task itself decides whether its outputs are already
+complete (`-r`), and then exits with EXIT_SKIPPED without redoing anything.
+"""
+import signal
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_STEP_ERRORS = 3   # finished, but some steps could not be generated
+EXIT_SKIPPED = 4       # outputs were complete already
+EXIT_INTERRUPTED = 130
+
+STATES = ('done', 'errors', 'skipped', 'failed', 'interrupted', 'not run')
+
+
+@dataclass
+class TaskSpec:
+    name: str                       # e.g. 'infer/<model>', 'eval/<model>/<dataset>'
+    stage: str                      # 'targets' | 'infer' | 'eval'
+    command: list                   # argv that runs the task
+    config_path: str                # the task file (the command's argument)
+    log_path: str
+    progress_path: str              # JSON written by the task (utils/progress.py)
+    outputs: list = field(default_factory=list)
+    depends_on: list = field(default_factory=list)   # names of tasks that must succeed first
+    labels: dict = field(default_factory=dict)       # model / dataset, for tables and status
+    env: dict = field(default_factory=dict)          # added to the runner's environment
+
+    @classmethod
+    def from_dict(cls, data):
+        return cls(**{k: (list(v) if isinstance(v, tuple) else v) for k, v in dict(data).items()})
+
+    def to_dict(self):
+        return asdict(self)
+
+
+@dataclass
+class TaskStatus:
+    name: str
+    state: str            # one of STATES
+    duration_s: float
+    log_path: str
+    returncode: Optional[int] = None
+    note: str = ''
+    labels: dict = field(default_factory=dict)
+
+    @property
+    def ok(self):
+        return self.state in ('done', 'skipped')
+
+    @property
+    def stopped_others(self):
+        """Tasks depending on this one cannot run."""
+        return self.state in ('failed', 'interrupted', 'not run')
+
+    def record(self):
+        """The task's entry in the run's status.json."""
+        return {'state': self.state, 'duration_s': self.duration_s, 'log': self.log_path,
+                'note': self.note, **self.labels}
+
+
+def state_of(returncode):
+    if returncode == EXIT_OK:
+        return 'done'
+    if returncode == EXIT_STEP_ERRORS:
+        return 'errors'
+    if returncode == EXIT_SKIPPED:
+        return 'skipped'
+    if returncode in (EXIT_INTERRUPTED, -signal.SIGINT):
+        return 'interrupted'
+    return 'failed'
+
+
+NOTES = {'skipped': 'outputs complete'}
+
+
+def status_of(spec, returncode, duration_s, log_path=None):
+    state = state_of(returncode)
+    return TaskStatus(spec.name, state, round(duration_s, 1), log_path or spec.log_path, returncode,
+                      NOTES.get(state, ''), dict(spec.labels, stage=spec.stage))

@@ -1,0 +1,38 @@
+"""A task stops when the process that started it dies.
+
+run.py may be killed outright (SIGKILL, a closed terminal, an OOM kill). Its
+tasks would go on writing into the run directory while a new `run.py -r`
+starts on the same files. So a task watches its parent: once it is gone,
+the task is interrupted as Ctrl-C would interrupt it (what it finished is
+saved), and killed if it does not stop within a grace period. Its workers see
+their channels close and stop too.
+"""
+import os
+import signal
+import threading
+import time
+
+PARENT_ENV = 'OPENCOMPASS_SCICODE_PARENT_PID'
+
+
+def _signal_own(sig):
+    # A task started in a session of its own leads its process group: stop its workers with it.
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpid(), sig)
+    else:
+        os.kill(os.getpid(), sig)
+
+
+def stop_with_parent(poll_s=0.5, grace_s=10.0):
+    """Watch the parent from a daemon thread; return at once."""
+    expected = os.environ.get(PARENT_ENV)
+    parent = int(expected) if expected and expected.isdigit() else os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        _signal_own(signal.SIGINT)
+        time.sleep(grace_s)
+        _signal_own(signal.SIGKILL)
+
+    threading.Thread(target=watch, name='parent-watch', daemon=True).start()

@@ -1,0 +1,138 @@
+"""run.py or a whole run killed outright: nothing keeps running, nothing races, `-r` finishes the job."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import processes_mentioning, wait_until_gone
+from test_end_to_end import DATA, ROOT, config, only_run, results, statuses
+
+pytestmark = pytest.mark.slow
+
+SLOW_STEP = 'import time\ntime.sleep(20)\n'   # long enough to kill the run meanwhile
+
+
+def _sleeping_programs(dest, problem_ids=('1', '19')):
+    """GeneratedCodeModel files whose first step sleeps, then fails its tests; the rest are gold code."""
+    from opencompass_scicode.datasets import SciCodeDataset, gold_code
+    from opencompass_scicode.evaluation.program import code_prefix
+    ds = SciCodeDataset(path=str(DATA), split='validation', sample_ids=list(problem_ids))
+    dest.mkdir()
+    for problem in ds.problems:
+        codes = []
+        for step in problem.steps:
+            code = SLOW_STEP if step.index == 1 else gold_code(step)
+            (dest / f'{problem.problem_id}.{step.index}.py').write_text(
+                code_prefix(problem.dependencies, codes, code))
+            codes.append(gold_code(step))
+    return ds
+
+
+def _descendants(pid):
+    parents = {}
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                stat = Path(f'/proc/{entry}/stat').read_bytes()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(b')', 1)[1].split()[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pids):
+    alive = []
+    for pid in pids:
+        try:
+            state = Path(f'/proc/{pid}/stat').read_bytes().rsplit(b')', 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != b'Z':
+            alive.append(pid)
+    return alive
+
+
+def _owner(path):
+    """The pid in `scicode-steps-<pid>-...` or `scicode-worker-<pid>`."""
+    return int(path.name.split('-')[2])
+
+
+def _start(cfg, work, *extra):
+    return subprocess.Popen([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work), *extra],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def _wait_for_steps_running(proc, at_least=2, timeout=120):
+    """Until run.py has tasks, workers and step processes below it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        below = _descendants(proc.pid)
+        if len(below) >= at_least + 3:        # task, zygote, two workers, a step
+            return below
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    raise AssertionError(f'run.py started only {_descendants(proc.pid)}')
+
+
+def test_killing_run_py_stops_its_tasks_workers_and_steps(official_data, tmp_path):
+    gen = tmp_path / 'generated'
+    _sleeping_programs(gen)
+    work = tmp_path / 'w'
+    cfg = config(tmp_path, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen')]",
+                 sample_ids=['1', '19'])
+    proc = _start(cfg, work)
+    try:
+        below = _wait_for_steps_running(proc)
+        # A second run.py on the same run directory is refused while the first lives.
+        second = subprocess.run([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work), '-r'],
+                                cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2, second.stderr
+        assert f'in use by another run.py (pid {proc.pid})' in second.stderr
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 20
+        while _alive(below) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(below), [Path(f'/proc/{p}/cmdline').read_bytes() for p in _alive(below)]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_a_run_killed_mid_evaluation_leaves_nothing_behind_after_resume(official_data, tmp_path):
+    gen = tmp_path / 'generated'
+    _sleeping_programs(gen)
+    work = tmp_path / 'w'
+    cfg = config(tmp_path, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen')]",
+                 sample_ids=['1', '19'])
+    proc = _start(cfg, work)
+    below = _wait_for_steps_running(proc)
+    for pid in [proc.pid, *below]:      # every process of the run at once, as a power cut would
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+    stale = {p for p in [*Path('/tmp').glob('scicode-steps-*'),
+                         *Path('/sys/fs/cgroup').glob('*/**/scicode-worker-*')]
+             if not _alive([_owner(p)])}
+    assert any(p.name.startswith('scicode-steps-') for p in stale), 'no work roots left to sweep'
+    done = subprocess.run([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work), '-r'],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    run_dir = only_run(work)
+    for ds in ('val', 'val_bg'):
+        res = results(run_dir, 'gen', ds)
+        assert statuses(res) == {'1.1': 'fail', '19.1': 'fail', '19.2': 'pass'}
+    assert not [p for p in stale if p.exists()]
+    wait_until_gone(str(work))
