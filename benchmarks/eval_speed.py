@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.stepsets import predictions  # noqa: E402
 from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
 from opencompass_scicode.evaluation import SciCodeEvaluator  # noqa: E402
+from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S  # noqa: E402
 from opencompass_scicode.evaluation.program import step_program  # noqa: E402
 from opencompass_scicode.sandbox.scripts import ScriptRunner  # noqa: E402
 from opencompass_scicode.evaluation.sharing import (LocalVerdicts, SharedVerdicts, StepDurations,  # noqa: E402
@@ -82,7 +83,7 @@ def main(argv=None):
     parser.add_argument('--sets', default='stub,gold')
     parser.add_argument('--both-settings', action='store_true')
     parser.add_argument('--repeat', type=int, default=1, help='measure each set this many times')
-    parser.add_argument('--timeout', type=float, default=1800)
+    parser.add_argument('--timeout', type=float, default=STEP_TIMEOUT_S)
     parser.add_argument('--no-duration-cache', action='store_true',
                         help='do not use step durations remembered from earlier runs')
     parser.add_argument('--data', default=str(ROOT / 'data' / 'scicode'))

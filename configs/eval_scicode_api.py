@@ -29,7 +29,7 @@ datasets = [
     dict(abbr=f'scicode_{_split}' + ('_with_background' if bg else ''), type='SciCodeDataset',
          path='data/scicode', split=_split, with_bg=bg,
          infer_cfg=dict(mode=_mode, max_out_len=_max_out_len),
-         eval_cfg=dict(evaluator=dict(type='SciCodeEvaluator', timeout=1800)))
+         eval_cfg=dict(evaluator=dict(type='SciCodeEvaluator')))   # the official 1800 s per step
     for bg in (False, True)
 ]
 

@@ -7,6 +7,7 @@ builds them to check a config before any work starts.
 import difflib
 import importlib
 import inspect
+import typing
 
 from .errors import ConfigError
 
@@ -48,21 +49,60 @@ def resolve_type(spec, key='type'):
                           fix='check the spelling of the class and that its package is installed')
 
 
+def _accepts(annotation, value):
+    """Does `value` fit a parameter annotated `annotation`? Unknown annotations accept anything."""
+    if annotation is inspect.Parameter.empty or annotation is typing.Any:
+        return True
+    if annotation is None or annotation is type(None):
+        return value is None
+    if typing.get_origin(annotation) is typing.Union:
+        return any(_accepts(arg, value) for arg in typing.get_args(annotation))
+    origin = typing.get_origin(annotation) or annotation
+    if not isinstance(origin, type):
+        return True
+    if isinstance(value, bool) and origin is not bool:
+        return False                  # True is an int to Python, not to a config reader
+    if origin is float:
+        return isinstance(value, (int, float))
+    return isinstance(value, origin)
+
+
+def _type_text(annotation):
+    if typing.get_origin(annotation) is typing.Union:
+        return ' or '.join(_type_text(a) for a in typing.get_args(annotation))
+    if annotation in (None, type(None)):
+        return 'None'
+    if annotation is float:
+        return 'number'
+    return getattr(typing.get_origin(annotation) or annotation, '__name__', str(annotation))
+
+
 def check_kwargs(cls, kwargs, key):
-    """Unknown keyword -> ConfigError listing what the class accepts."""
+    """Unknown keyword -> ConfigError listing what the class accepts; a value of another type
+    than the parameter's annotation -> ConfigError naming both; a missing required one too."""
     try:
         params = inspect.signature(cls).parameters
     except (TypeError, ValueError):
         return
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return
+    try:
+        hints = typing.get_type_hints(cls.__init__ if isinstance(cls, type) else cls)
+    except Exception:
+        hints = {}
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in params.values())
     accepted = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    for name in kwargs:
+    for name, value in kwargs.items():
         if name not in accepted:
+            if open_ended:
+                continue
             close = difflib.get_close_matches(name, accepted, n=1)
             hint = f'did you mean {close[0]!r}? ' if close else ''
             raise ConfigError(f'{cls.__name__} has no option {name!r}', key=f'{key}.{name}',
                               fix=f'{hint}accepted options: {", ".join(accepted)}')
+        annotation = hints.get(name, inspect.Parameter.empty)
+        if not _accepts(annotation, value):
+            wanted = _type_text(annotation)
+            raise ConfigError(f'must be {wanted}, got {type(value).__name__} {value!r}',
+                              key=f'{key}.{name}', fix=f'give {name} a value of type {wanted}')
     missing = [n for n, p in params.items()
                if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
                and n not in kwargs]

@@ -130,3 +130,84 @@ def test_config_is_dumped_and_reloaded_with_types_as_import_paths(tmp_path):
     type_path = again['models'][0]['type']
     assert isinstance(type_path, str) and type_path.startswith('opencompass_scicode.models.')
     assert build_model(again['models'][0]).abbr == 'reference'
+
+
+@pytest.mark.parametrize('entry, key, says', [
+    ("eval_cfg=dict(evaluator=dict(type='SciCodeEvaluator', timeout='5'))",
+     'datasets[0].eval_cfg.evaluator.timeout', 'must be number'),
+    ("eval_cfg=dict(evaluator=dict(type='SciCodeEvaluator', max_workers=0))",
+     'datasets[0].eval_cfg.evaluator.max_workers', 'must be positive'),
+    ("infer_cfg=dict(mode='agentic')", 'datasets[0].infer_cfg.mode', "'naive', 'chat', 'tool_use'"),
+    ("infer_cfg=dict(tool_use_max_loops=0)", 'datasets[0].infer_cfg.tool_use_max_loops', 'must be positive'),
+    ("infer_cfg=dict(code_timeout_seconds=True)", 'datasets[0].infer_cfg.code_timeout_seconds', 'must be number'),
+    ("reader_cfg=dict(verify_sha=False)", 'datasets[0].reader_cfg.verify_sha', "did you mean 'verify_sha256'"),
+    ("sample_ids=[1.5]", 'datasets[0].sample_ids', 'problem ids must be strings'),
+])
+def test_options_are_checked_against_what_the_classes_accept(tmp_path, entry, key, says):
+    path = write(tmp_path, f'''
+        _base_ = [{str(DEFAULT)!r}]
+        datasets = [dict(abbr='x', {entry})]
+    ''')
+    msg = error_of(path)
+    assert key in msg and says in msg
+
+
+def test_good_options_pass_the_same_checks(tmp_path):
+    path = write(tmp_path, f'''
+        _base_ = [{str(DEFAULT)!r}]
+        datasets = [dict(abbr='x', sample_ids=['1', 3], reader_cfg=dict(verify_sha256=False),
+                         infer_cfg=dict(mode='tool_use', code_timeout_seconds=30, tool_use_max_loops=4),
+                         eval_cfg=dict(evaluator=dict(type='SciCodeEvaluator', timeout=60.5,
+                                                      max_workers=None)))]
+    ''')
+    validate_config(load_config(path), file=path)
+
+
+def test_unnamed_models_are_named_by_their_own_rule(tmp_path):
+    from opencompass_scicode.config import fill_abbrs
+    path = write(tmp_path, f'''
+        _base_ = [{str(DEFAULT)!r}]
+        models = [dict(type='OpenAIChatModel', path='org/model-a', key='ENV'),
+                  dict(type='OpenAIChatModel', path='org/model-b', key='ENV'),
+                  dict(type='GeneratedCodeModel', path='/somewhere/gen_dir'),
+                  dict(type='DummyModel')]
+    ''')
+    cfg = load_config(path)
+    validate_config(cfg, file=path)
+    assert [m['abbr'] for m in fill_abbrs(cfg)['models']] == ['model-a', 'model-b', 'gen_dir', 'dummy']
+    from opencompass_scicode.models import DummyModel, GeneratedCodeModel
+    assert DummyModel().abbr == 'dummy' and GeneratedCodeModel('/somewhere/gen_dir').abbr == 'gen_dir'
+
+
+def test_stage_sections_choose_partitioner_and_runner(tmp_path):
+    from opencompass_scicode.cli import build_stage, parse_args
+    from opencompass_scicode.partitioners import NaivePartitioner
+    from opencompass_scicode.runners import LocalRunner
+
+    class OnePerModel(NaivePartitioner):
+        pass
+
+    cfg = {'runner': dict(type=LocalRunner, max_num_workers=1),
+           'infer': dict(runner=dict(type=LocalRunner, max_num_workers=3)),
+           'eval': dict(partitioner=dict(type=OnePerModel))}
+    args = parse_args(['cfg.py'])
+    partitioner, runner = build_stage(cfg, 'infer', args)
+    assert type(partitioner) is NaivePartitioner and runner.max_num_workers == 3
+    partitioner, runner = build_stage(cfg, 'eval', args)
+    assert type(partitioner) is OnePerModel and runner.max_num_workers == 1
+    assert build_stage(cfg, 'targets', args)[0].__class__ is OnePerModel   # targets belong to evaluation
+    assert build_stage(cfg, 'infer', parse_args(['cfg.py', '--max-num-workers', '5']))[1].max_num_workers == 5
+
+
+def test_stage_section_keys_are_checked(tmp_path):
+    path = write(tmp_path, f'''
+        _base_ = [{str(DEFAULT)!r}]
+        infer = dict(runer=dict(type='LocalRunner'))
+    ''')
+    msg = error_of(path)
+    assert 'infer.runer' in msg and "did you mean 'runner'" in msg
+    path = write(tmp_path, f'''
+        _base_ = [{str(DEFAULT)!r}]
+        eval = dict(runner=dict(type='LocalRunner', max_workers=2))
+    ''', name='c2.py')
+    assert 'eval.runner.max_workers' in error_of(path)

@@ -3,7 +3,7 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 from ..errors import ConfigError, DataError
 from .files import DEFAULT_DATA_DIR, prepare_data
@@ -88,19 +88,22 @@ class SciCodeDataset:
     path: str = DEFAULT_DATA_DIR
     split: str = 'validation'
     with_bg: bool = False
-    sample_ids: Optional[list] = None
+    sample_ids: Optional[Union[list, tuple]] = None
     h5py_file: Optional[str] = None
     verify_sha256: bool = True
     prepare: bool = True
     abbr: Optional[str] = None
-    _problems: list = field(default=None, repr=False)
-    _checked: bool = field(default=False, repr=False)
-    _prefilled: dict = field(default_factory=dict, repr=False)
+    _problems: list = field(default=None, init=False, repr=False)
+    _checked: bool = field(default=False, init=False, repr=False)
+    _prefilled: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self):
         if self.split not in SPLITS:
             raise ConfigError(f'unknown split {self.split!r}', key='split',
                               fix=f'use one of {", ".join(map(repr, SPLITS))}')
+        for pid in self.sample_ids or ():
+            if not isinstance(pid, (str, int)) or isinstance(pid, bool):
+                raise ConfigError(f'problem ids must be strings like "10", got {pid!r}', key='sample_ids')
         if self.abbr is None:
             self.abbr = default_dataset_abbr(self.split, self.with_bg)
 
@@ -166,10 +169,6 @@ class SciCodeDataset:
     @property
     def scored_step_count(self):
         return sum(len(p.scored_steps) for p in self.problems)
-
-    @property
-    def has_gold_code(self):
-        return all(s.ground_truth_code is not None for p in self.problems for s in p.scored_steps)
 
 
 def _id_key(pid):

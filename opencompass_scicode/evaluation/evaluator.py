@@ -1,9 +1,10 @@
 """Scores predictions: every scored step in its own sandboxed process, official semantics."""
 import os
 import threading
+from typing import Optional
 
-from ..errors import ConfigError
 from ..datasets.chain import PREFILLED_MODES, code_chain
+from ..errors import ConfigError
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from .metrics import score
 from .program import code_prefix, dependency_imports
@@ -24,6 +25,10 @@ def _record(step, status, message='', run=None, violation=None):
     return record
 
 
+# The official harness gives each step program 1800 s.
+STEP_TIMEOUT_S = 1800
+
+
 def dependency_modules(dependencies):
     """Modules named by a problem's import lines (fast workers import them once)."""
     return tuple(sorted({module for module, _ in dependency_imports(dependencies) if module}))
@@ -32,9 +37,9 @@ def dependency_modules(dependencies):
 class SciCodeEvaluator:
     """Runs the official tests of every scored step against the model's code.
 
-    timeout: seconds per step (official: 1800).
+    timeout: seconds per step (default: the official harness's, STEP_TIMEOUT_S).
     max_workers: steps run in parallel (default: CPUs shared among parallel eval tasks).
-    prefilled_mode: 'official' or 'full' (see prompts/prefilled.py); also used for prompts.
+    prefilled_mode: 'official' or 'full' (see datasets/chain.py); also used for prompts.
     simps_shim: provide `scipy.integrate.simps` on SciPy >= 1.14 (problems 2 and 28).
     executor: 'forkserver' (workers preload the scientific stack and fork per step)
         or 'subprocess' (a new Python per step). Same sandbox, same verdicts.
@@ -42,10 +47,17 @@ class SciCodeEvaluator:
     isolate_network, restrict_files, drop_privileges: sandbox layers (see sandbox/lockdown.py).
     """
 
-    def __init__(self, timeout=1800, max_workers=None, prefilled_mode='official', simps_shim=True,
-                 max_output_bytes=64 * 1024, executor='forkserver', memory_limit_mb=8192,
-                 max_processes=64, max_file_mb=1024, isolate_network=True, restrict_files=True,
-                 drop_privileges=True):
+    def __init__(self, timeout: float = STEP_TIMEOUT_S, max_workers: Optional[int] = None,
+                 prefilled_mode: str = 'official', simps_shim: bool = True,
+                 max_output_bytes: int = 64 * 1024, executor: str = 'forkserver',
+                 memory_limit_mb: Optional[int] = 8192, max_processes: Optional[int] = 64,
+                 max_file_mb: Optional[int] = 1024, isolate_network: bool = True,
+                 restrict_files: bool = True, drop_privileges: bool = True):
+        for name, value in (('timeout', timeout), ('max_workers', max_workers),
+                            ('max_output_bytes', max_output_bytes), ('memory_limit_mb', memory_limit_mb),
+                            ('max_processes', max_processes), ('max_file_mb', max_file_mb)):
+            if value is not None and not value > 0:
+                raise ConfigError(f'must be positive, got {value!r}', key=name)
         if prefilled_mode not in PREFILLED_MODES:
             raise ConfigError(f'unknown prefilled_mode {prefilled_mode!r}', key='prefilled_mode',
                               fix=f'use one of {", ".join(map(repr, PREFILLED_MODES))}')

@@ -22,6 +22,7 @@ from ..datasets.files import H5_NAME
 from ..sandbox.scripts import ScriptRunner
 from ..targets.locate import load_targets, plan_targets, read_report, report_path, untried_steps
 from .capture import RECORDER, CaptureError, capture_test
+from .evaluator import STEP_TIMEOUT_S
 from .program import code_prefix, with_simps_shim
 from .sharing import StepDurations, durations_path
 
@@ -41,7 +42,7 @@ def regeneration_program(problem, step, prefilled_text, out_path):
     return with_simps_shim(program)
 
 
-def regenerate(dataset, out_path, max_workers=None, timeout=1800, progress=None):
+def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, progress=None):
     """Add to `out_path` the targets of every gold-code step of `dataset` it lacks.
 
     Returns the report {step_id: 'ok' | why it failed} for all steps tried so

@@ -17,6 +17,7 @@ from ..datasets.chain import code_chain
 from ..prompts import build_chat_prompt, build_prompt
 from .extract import extract_code
 from .modes import CHAT_EARLIER_STEPS, GENERATORS
+from .settings import InferConfig
 
 
 class StalePredictionsError(UserFacingError):
@@ -34,17 +35,10 @@ class InferStats:
 
 def infer_settings(model, dataset, infer_cfg, prefilled_mode):
     """Everything that determines the answers; a change makes old predictions stale."""
-    settings = {
-        'model': model.settings(),
-        'mode': infer_cfg.get('mode', 'naive'),
-        'max_out_len': infer_cfg.get('max_out_len'),
-        'prefilled_mode': prefilled_mode,
-        'with_bg': dataset.with_bg,
-        'split': dataset.split,
-    }
-    if settings['mode'] == 'tool_use':
-        settings['tool_use_max_loops'] = infer_cfg.get('tool_use_max_loops', 15)
-        settings['code_timeout_seconds'] = infer_cfg.get('code_timeout_seconds', 180)
+    infer = InferConfig.of(infer_cfg).settings()
+    settings = {'model': model.settings(), 'mode': infer.pop('mode'), 'max_out_len': infer.pop('max_out_len'),
+                'prefilled_mode': prefilled_mode, 'with_bg': dataset.with_bg, 'split': dataset.split}
+    settings.update(infer)
     return settings
 
 
@@ -81,7 +75,7 @@ class InferPart:
     """One dataset of the model's inference task."""
     dataset: object
     store: object
-    infer_cfg: dict
+    infer_cfg: InferConfig
     prefilled_mode: str
     settings: dict = None       # set by the Inferencer
     settings_fp: str = None
@@ -98,7 +92,7 @@ class Inferencer:
         self.code_runner = code_runner
         self.discard_stale = discard_stale
         for part in parts:
-            part.infer_cfg = dict(part.infer_cfg or {})
+            part.infer_cfg = InferConfig.of(part.infer_cfg)
             part.settings = infer_settings(model, part.dataset, part.infer_cfg, part.prefilled_mode)
             part.settings_fp = fingerprint(part.settings)
             part.stats = InferStats(total=part.dataset.scored_step_count)

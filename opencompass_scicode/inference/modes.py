@@ -58,7 +58,7 @@ async def chat(model, problem, step, prompt, dataset, state, cfg):
 
 async def tool_use(model, problem, step, prompt, dataset, state, cfg):
     runner = state['code_runner']
-    max_loops = cfg.get('tool_use_max_loops', 15)
+    max_loops = cfg.tool_use_max_loops
     messages = model.initial_messages(prompt + TOOL_USE_NOTE)
     usage = {'prompt_tokens': 0, 'completion_tokens': 0, 'requests': 0, 'latency_s': 0.0}
     calls, reprompted, turn = 0, False, None

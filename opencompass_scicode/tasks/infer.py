@@ -5,6 +5,7 @@ the whole run, however many datasets it has. With early evaluation on, each
 problem is scored as soon as its last step is answered.
 """
 from ..inference.engine import InferPart, Inferencer, infer_settings
+from ..inference.settings import InferConfig
 from ..predictions import PredictionStore
 from ..registry import build_dataset, build_evaluator, build_model, prefilled_mode
 from ..utils.fingerprint import fingerprint
@@ -28,7 +29,8 @@ class InferTask(BaseTask):
         parts = []
         for cfg in self.dataset_cfgs:
             parts.append(InferPart(dataset=build_dataset(cfg), store=self.store(cfg['abbr']),
-                                   infer_cfg=cfg.get('infer_cfg', {}), prefilled_mode=prefilled_mode(cfg)))
+                                   infer_cfg=InferConfig.of(cfg.get('infer_cfg')),
+                                   prefilled_mode=prefilled_mode(cfg)))
         return parts
 
     def is_complete(self):
@@ -52,9 +54,9 @@ class InferTask(BaseTask):
         progress = ProgressFile(self.progress_path, self.name, sum(p.dataset.scored_step_count for p in parts),
                                 parts={p.dataset.abbr: p.dataset.scored_step_count for p in parts})
         code_runner = None
-        if any(p.infer_cfg.get('mode') == 'tool_use' for p in parts):
+        if any(p.infer_cfg.mode == 'tool_use' for p in parts):
             from ..inference.code_interpreter import CodeInterpreter
-            timeout = max(p.infer_cfg.get('code_timeout_seconds', 180) for p in parts)
+            timeout = max(p.infer_cfg.code_timeout_seconds for p in parts)
             code_runner = CodeInterpreter(timeout=timeout)
 
         def on_progress(part):

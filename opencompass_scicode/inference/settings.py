@@ -1,0 +1,42 @@
+"""A dataset's `infer_cfg`: how its steps are generated, with the defaults in one place."""
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+from ..errors import ConfigError
+from .modes import GENERATORS
+
+
+@dataclass(frozen=True)
+class InferConfig:
+    """mode: 'naive' (official), 'chat' or 'tool_use' (inference/modes.py).
+    max_out_len: the model's token limit per answer (None: the model's own).
+    tool_use_max_loops, code_timeout_seconds: tool calls per step, and seconds per
+    snippet the code_interpreter tool runs (AgentCompass's values)."""
+    mode: str = 'naive'
+    max_out_len: Optional[int] = None
+    tool_use_max_loops: int = 15
+    code_timeout_seconds: float = 180
+
+    def __post_init__(self):
+        if self.mode not in GENERATORS:
+            raise ConfigError(f'unknown generation mode {self.mode!r}', key='mode',
+                              fix=f'use one of {", ".join(map(repr, GENERATORS))}')
+        for name in ('max_out_len', 'tool_use_max_loops', 'code_timeout_seconds'):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f'must be positive, got {value!r}', key=name)
+
+    @classmethod
+    def of(cls, infer_cfg):
+        return infer_cfg if isinstance(infer_cfg, cls) else cls(**dict(infer_cfg or {}))
+
+    def settings(self):
+        """What of it changes the answers (part of the predictions' settings fingerprint)."""
+        out = {'mode': self.mode, 'max_out_len': self.max_out_len}
+        if self.mode == 'tool_use':
+            out.update(tool_use_max_loops=self.tool_use_max_loops,
+                       code_timeout_seconds=self.code_timeout_seconds)
+        return out
+
+    def to_dict(self):
+        return asdict(self)
