@@ -172,10 +172,6 @@ class SciCodeSummarizer:
         return notes
 
     def _plot(self, cfg, collected, groups, run_dir):
-        import matplotlib
-        matplotlib.use('Agg')
-        import matplotlib.pyplot as plt
-
         models = [m['abbr'] for m in cfg['models']]
         series = []   # (label, [value per model])
         for label, members in groups:
@@ -192,19 +188,34 @@ class SciCodeSummarizer:
                     series.append((f'{label} {metric_name}, {side_name}', values))
         if not series or not any(isinstance(v, dict) for v in collected.values()):
             return None
-        width = 0.8 / len(series)
-        fig, ax = plt.subplots(figsize=(max(6, 1.5 + len(models) * len(series) * 0.45), 4.5))
-        for i, (label, values) in enumerate(series):
-            xs = [m + i * width for m in range(len(models))]
-            bars = ax.bar(xs, values, width, label=label)
-            ax.bar_label(bars, fmt='%.0f', fontsize=7)
-        ax.set_xticks([m + width * (len(series) - 1) / 2 for m in range(len(models))], models)
-        ax.set_ylabel('% correct')
-        ax.set_ylim(0, 110)
-        ax.set_title('SciCode: main problems and sub-steps, without / with background')
-        ax.legend(fontsize=7, loc='upper center', bbox_to_anchor=(0.5, -0.12), ncol=2)
-        fig.tight_layout()
+        import matplotlib.pyplot as plt
+        fig = bar_chart(models, series)
         path = run_dir.summary_path('png')
         fig.savefig(path, dpi=120)
         plt.close(fig)
         return path
+
+
+PLOT_TITLE = 'SciCode: main problems and sub-steps, without / with background'
+
+
+def bar_chart(models, series):
+    """Grouped bars, one group per model; `series` is [(label, [% per model])]."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(max(7, 1.5 + len(models) * len(series) * 0.45), 4.8),
+                           layout='constrained')
+    for i, (label, values) in enumerate(series):
+        xs = [m + i * width for m in range(len(models))]
+        bars = ax.bar(xs, values, width, label=label)
+        ax.bar_label(bars, fmt='%.0f', fontsize=7)
+    ax.set_xticks([m + width * (len(series) - 1) / 2 for m in range(len(models))], models)
+    ax.set_ylabel('% correct')
+    ax.set_ylim(0, 110)
+    # A figure title (not the axes'): the layout engine keeps it, the legend and the labels on the canvas.
+    fig.suptitle(PLOT_TITLE, fontsize=11)
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc='outside lower center', ncol=2)
+    return fig

@@ -1,0 +1,61 @@
+"""The summary is built from files alone: results, status.json and usage figures."""
+import json
+
+import pytest
+
+from opencompass_scicode.summarizers import SciCodeSummarizer
+from opencompass_scicode.summarizers.scicode import bar_chart
+from opencompass_scicode.utils.workdir import RunDir
+
+
+def _results(model, dataset, with_bg, resolved, correct):
+    return {'model': model, 'dataset': dataset, 'split': 'validation', 'with_bg': with_bg,
+            'targets': 'regenerated', 'main_problem_resolve_rate': 100.0 * resolved / 3,
+            'subproblem': 100.0 * correct / 6, 'main_problem_resolved': resolved, 'main_problem_total': 3,
+            'subproblem_correct': correct, 'subproblem_total': 6, 'problems': []}
+
+
+CFG = {'models': [{'abbr': 'good'}, {'abbr': 'broken'}],
+       'datasets': [{'abbr': 'val', 'split': 'validation', 'with_bg': False},
+                    {'abbr': 'val_bg', 'split': 'validation', 'with_bg': True}]}
+
+
+def test_summary_reads_results_status_and_usage_files(tmp_path):
+    run_dir = RunDir(tmp_path, '20260101_000000').create()
+    for ds, bg in (('val', False), ('val_bg', True)):
+        path = run_dir.results_path('good', ds)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(_results('good', ds, bg, 2, 5)))
+    run_dir.save_status({'infer/broken': {'state': 'failed', 'stage': 'infer', 'model': 'broken'}})
+    usage = {'val': {'steps answered': 6, 'requests': 7, 'prompt tokens': 100, 'completion tokens': 40,
+                     'errors': 0, 'model time (s)': 1.25},
+             'val_bg': {'steps answered': 5, 'requests': 6, 'prompt tokens': 90, 'completion tokens': 30,
+                        'errors': 1, 'model time (s)': 1.0}}
+    run_dir.usage_path('good').parent.mkdir(parents=True)
+    run_dir.usage_path('good').write_text(json.dumps(usage))
+    out = SciCodeSummarizer(plot=False).summarize(CFG, run_dir, echo=False)
+    good, broken = out['rows']
+    assert good == ['good', 'regenerated', '66.7 (2/3)', '83.3 (5/6)', '66.7 (2/3)', '83.3 (5/6)']
+    assert broken == ['broken', '-', 'failed', 'failed', 'failed', 'failed']
+    text = run_dir.summary_path('txt').read_text()
+    assert 'Inference usage' in text
+    usage = text.split('Inference usage', 1)[1]
+    usage_line = next(line for line in usage.splitlines() if line.startswith('good '))
+    assert usage_line.split()[1:] == ['11', '13', '190', '70', '1', '2.2']
+
+
+@pytest.mark.parametrize('n_models', [1, 6])
+def test_plot_keeps_title_and_legend_on_the_canvas(n_models):
+    models = [f'model-{i}' for i in range(n_models)]
+    series = [(f'scicode_validation {metric}, {side}', [50.0] * n_models)
+              for side in ('w/o bg', 'w/ bg') for metric in ('main', 'sub-steps')]
+    fig = bar_chart(models, series)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    texts = [*fig.texts, *[t for legend in fig.legends for t in legend.get_texts()]]
+    assert any('SciCode' in t.get_text() for t in texts)
+    for text in texts:
+        extent = text.get_window_extent(renderer)
+        assert extent.x0 >= box.x0 and extent.x1 <= box.x1, text.get_text()
+        assert extent.y0 >= box.y0 and extent.y1 <= box.y1, text.get_text()
