@@ -1,5 +1,6 @@
 from opencompass_scicode.datasets.scicode import Problem, Step
 from opencompass_scicode.evaluation.metrics import score
+from opencompass_scicode.results import StepRecord
 
 
 def _step(sid, index):
@@ -13,7 +14,7 @@ def _problem(pid, n):
 
 
 def rec(sid, status):
-    return {'step_id': sid, 'status': status}
+    return StepRecord(sid, status)
 
 
 def test_prefilled_step_left_out_of_both_sides():
@@ -56,3 +57,16 @@ def test_official_denominators_of_the_real_splits(official_data):
         ds = SciCodeDataset(path=str(official_data), split=split)
         out = score(ds.problems, {})
         assert (out['main_problem_total'], out['subproblem_total']) == (problems, steps)
+
+
+def test_step_record_keeps_the_results_file_layout_and_refuses_unknown_statuses():
+    import pytest
+    record = StepRecord('1.1', 'fail', 1, 0.5, 'out', 'err', 'raised ValueError')
+    assert list(record.to_dict()) == ['step_id', 'status', 'returncode', 'duration_s', 'stdout', 'stderr',
+                                      'message']
+    tampered = StepRecord('1.1', 'fail', violation='numpy.allclose was rebound')
+    assert tampered.to_dict()['violation'] == 'numpy.allclose was rebound'
+    assert StepRecord.from_dict(record.to_dict(), shared=True) == StepRecord(
+        '1.1', 'fail', 1, 0.5, 'out', 'err', 'raised ValueError', shared=True)
+    with pytest.raises(ValueError, match='passed'):
+        StepRecord('1.1', 'passed')

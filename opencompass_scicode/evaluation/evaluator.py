@@ -5,6 +5,7 @@ from typing import Optional
 
 from ..datasets.chain import PREFILLED_MODES, code_chain
 from ..errors import ConfigError
+from ..results import StepRecord
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from .metrics import score
 from .program import code_prefix, dependency_imports
@@ -15,14 +16,10 @@ from .verdict import decide
 
 
 def _record(step, status, message='', run=None, violation=None):
-    record = {'step_id': step.step_id, 'status': status, 'returncode': None,
-              'duration_s': 0.0, 'stdout': '', 'stderr': '', 'message': message}
-    if run is not None:
-        record.update(returncode=run.returncode, duration_s=run.duration_s,
-                      stdout=run.stdout, stderr=run.stderr)
-    if violation:
-        record['violation'] = violation
-    return record
+    if run is None:
+        return StepRecord(step.step_id, status, message=message, violation=violation)
+    return StepRecord(step.step_id, status, run.returncode, run.duration_s, run.stdout, run.stderr,
+                      message, violation)
 
 
 # The official harness gives each step program 1800 s.
@@ -166,7 +163,7 @@ class SciCodeEvaluator:
         for sid in jobs:              # run by another task (or early evaluation) already
             cached = shared.get(keys[sid])
             if cached is not None:
-                finish(sid, dict(cached, step_id=sid, shared=True))
+                finish(sid, StepRecord.from_dict(cached, step_id=sid, shared=True))
         jobs = {sid: job for sid, job in jobs.items() if sid not in records}
         if not jobs:
             return records
@@ -192,7 +189,7 @@ class SciCodeEvaluator:
                         cached = shared.get(keys[sid])
                         if cached is not None:       # another task (or early evaluation) ran it
                             planner.drop(sid)
-                            finish(sid, dict(cached, step_id=sid, shared=True))
+                            finish(sid, StepRecord.from_dict(cached, step_id=sid, shared=True))
                         elif shared.try_claim(keys[sid]):
                             return sid, planner.take(slot, sid)
                     changed.wait(0.1)
@@ -218,12 +215,12 @@ class SciCodeEvaluator:
                         self.protections = protections
                 except Exception as exc:  # the harness failed, not the model
                     record = _record(step, 'eval_error', f'{type(exc).__name__}: {exc}')
-                if record['status'] == 'eval_error':
+                if record.status == 'eval_error':
                     shared.release(keys[sid])      # do not share a harness failure
                 else:
-                    shared.put(keys[sid], record)
+                    shared.put(keys[sid], record.to_dict())
                 with changed:
-                    if run is not None and record['status'] != 'eval_error':
+                    if run is not None and record.status != 'eval_error':
                         observed[sid] = (keys[sid], max(0.0, run.duration_s - run.import_s))
                         imported.update(run.imported)
                     planner.finished(slot)

@@ -3,18 +3,7 @@
 Denominators are the whole dataset (split and sample_ids): a step with no
 record counts as failed. Prefilled steps are left out of both sides.
 """
-
-
-def missing_record(step):
-    return {'step_id': step.step_id, 'status': 'parse_error', 'returncode': None,
-            'duration_s': 0.0, 'stdout': '', 'stderr': '',
-            'message': 'no prediction for this step'}
-
-
-def skipped_record(step):
-    return {'step_id': step.step_id, 'status': 'skipped', 'returncode': None,
-            'duration_s': 0.0, 'stdout': '', 'stderr': '',
-            'message': 'prefilled step: code given by the benchmark, not scored'}
+from ..results import StepRecord
 
 
 def percent(num, den):
@@ -22,19 +11,19 @@ def percent(num, den):
 
 
 def score(problems, records):
-    """`records` maps step_id -> record. Returns the metric part of a results file."""
+    """`records` maps step_id -> StepRecord. Returns the metric part of a results file."""
     per_problem = []
     solved = correct_steps = scored_steps = 0
     for problem in problems:
         steps, correct, total = [], 0, 0
         for step in problem.steps:
             if step.prefilled:
-                steps.append(skipped_record(step))
+                steps.append(StepRecord.skipped(step.step_id).to_dict())
                 continue
-            record = records.get(step.step_id) or missing_record(step)
-            steps.append(record)
+            record = records.get(step.step_id) or StepRecord.missing(step.step_id)
+            steps.append(record.to_dict())
             total += 1
-            correct += record['status'] == 'pass'
+            correct += record.passed
         problem_correct = total > 0 and correct == total
         solved += problem_correct
         correct_steps += correct

@@ -7,8 +7,6 @@ process then exited 0 through the harness. Exit code 0 alone proves nothing
 """
 import signal
 
-STATUSES = ('pass', 'fail', 'timeout', 'parse_error', 'eval_error', 'skipped')
-
 
 def _signal_name(returncode):
     try:

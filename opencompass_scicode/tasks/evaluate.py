@@ -53,7 +53,7 @@ class EvalTask(BaseTask):
 
         def on_step(record):
             counts['done'] += 1
-            counts['failed'] += record['status'] != 'pass'
+            counts['failed'] += not record.passed
             progress.update(done=counts['done'], errors=counts['failed'])
 
         start = time.monotonic()
