@@ -164,3 +164,29 @@ def test_the_checker_names_file_and_line_of_a_back_import(tmp_path):
         (f'{PACKAGE}/datasets/scicode.py', 1, 'models.base'),
         (f'{PACKAGE}/evaluation/evaluator.py', 1, 'prompts'),
     }
+
+
+def _modules_after(code):
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, '-c', code + '\nimport sys\nprint("\\n".join(sorted(sys.modules)))'],
+                         cwd=ROOT.parent, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return set(out.stdout.split())
+
+
+def test_runners_and_partitioners_load_only_the_task_contract():
+    loaded = _modules_after('import opencompass_scicode.runners, opencompass_scicode.partitioners')
+    heavy = {m for m in loaded if m.split('.')[:2] in (
+        [PACKAGE, 'models'], [PACKAGE, 'evaluation'], [PACKAGE, 'sandbox'], [PACKAGE, 'inference'])}
+    assert not heavy
+    assert not {m for m in loaded if m.startswith(f'{PACKAGE}.tasks.')} - {f'{PACKAGE}.tasks.contract'}
+    assert 'openai' not in loaded
+
+
+def test_planning_a_run_loads_no_api_client_and_no_targets_reader(tmp_path):
+    loaded = _modules_after(
+        'from opencompass_scicode.cli import main\n'
+        f'assert main(["configs/eval_scicode.py", "--dry-run", "-w", {str(tmp_path)!r}]) == 0')
+    assert not {'openai', 'h5py', 'matplotlib'} & loaded
+    assert not {m for m in loaded if m.startswith(f'{PACKAGE}.sandbox.worker')}

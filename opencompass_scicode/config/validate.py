@@ -8,7 +8,6 @@ and the cheap objects are built here so that their own checks run too.
 import difflib
 
 from ..errors import ConfigError
-from ..inference.settings import InferConfig
 from ..registry import build, build_dataset, check_kwargs, evaluator_cfg, resolve_type
 from .naming import dataset_abbr, model_abbr
 
@@ -39,6 +38,8 @@ def validate_dataset(cfg, key):
     reader = _section(cfg, 'reader_cfg', key)
     check_kwargs(cls, reader, f'{key}.reader_cfg')
     build_dataset(cfg, key=key)                 # lazy: reads no file yet
+    # Here, not at the top: partitioners load this package for its dumps, and must not load models.
+    from ..inference.settings import InferConfig
     infer = _section(cfg, 'infer_cfg', key)
     check_kwargs(InferConfig, infer, f'{key}.infer_cfg')
     try:
