@@ -84,13 +84,18 @@ def _wait_for_steps_running(proc, at_least=2, timeout=120):
     raise AssertionError(f'run.py started only {_descendants(proc.pid)}')
 
 
-def test_killing_run_py_stops_its_tasks_workers_and_steps(official_data, tmp_path):
+def _sleeping_run(tmp_path):
+    """(config, work dir, run.py process) of a run whose first steps sleep."""
     gen = tmp_path / 'generated'
     _sleeping_programs(gen)
     work = tmp_path / 'w'
     cfg = config(tmp_path, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen')]",
                  sample_ids=['1', '19'])
-    proc = _start(cfg, work)
+    return cfg, work, _start(cfg, work)
+
+
+def test_killing_run_py_stops_its_tasks_workers_and_steps(official_data, tmp_path):
+    cfg, work, proc = _sleeping_run(tmp_path)
     try:
         below = _wait_for_steps_running(proc)
         # A second run.py on the same run directory is refused while the first lives.
@@ -110,12 +115,7 @@ def test_killing_run_py_stops_its_tasks_workers_and_steps(official_data, tmp_pat
 
 
 def test_a_run_killed_mid_evaluation_leaves_nothing_behind_after_resume(official_data, tmp_path):
-    gen = tmp_path / 'generated'
-    _sleeping_programs(gen)
-    work = tmp_path / 'w'
-    cfg = config(tmp_path, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen')]",
-                 sample_ids=['1', '19'])
-    proc = _start(cfg, work)
+    cfg, work, proc = _sleeping_run(tmp_path)
     below = _wait_for_steps_running(proc)
     for pid in [proc.pid, *below]:      # every process of the run at once, as a power cut would
         try:
