@@ -1,4 +1,5 @@
-"""`python run.py CONFIG`: check, plan, prepare targets, infer, evaluate, summarize."""
+"""`python run.py CONFIG` (or `opencompass-scicode CONFIG`): check, plan, prepare targets, infer,
+evaluate, summarize."""
 import argparse
 import sys
 
@@ -26,6 +27,7 @@ console = Console(stderr=True)
 
 
 def parse_args(argv, prog=None):
+    """`prog` None: the name this was started by (`run.py`, `opencompass-scicode`)."""
     p = argparse.ArgumentParser(prog=prog, description='Evaluate models on SciCode.')
     p.add_argument('config', nargs='?', help='Python config file, e.g. configs/eval_scicode.py')
     p.add_argument('-w', '--work-dir', help='where runs go (default: the config\'s work_dir, '
@@ -44,7 +46,9 @@ def parse_args(argv, prog=None):
                    help='fetch and verify the SciCode data files, then exit')
     p.add_argument('--discard-stale', action='store_true',
                    help='with -r: set aside predictions made with other settings and generate again')
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    args.command = f'python {p.prog}' if p.prog.endswith('.py') else p.prog
+    return args
 
 
 def _resolve_run_dir(args, cfg):
@@ -207,7 +211,7 @@ def _main(args):
             prepare_data(DEFAULT_DATA_DIR)
             console.print(f'SciCode data ready in {DEFAULT_DATA_DIR}/')
             return 0
-        raise ConfigError('no config file given', fix='python run.py configs/eval_scicode.py')
+        raise ConfigError('no config file given', fix=f'{args.command} configs/eval_scicode.py')
     cfg = load_config(args.config)
     validate_config(cfg, file=args.config)
     fill_abbrs(cfg)

@@ -8,17 +8,19 @@ class UserFacingError(Exception):
 class ConfigError(UserFacingError):
     """A config file asks for something that cannot work.
 
-    The message names the file, the key and what to do about it.
+    The message names the file (and the line, for code that failed), the key
+    and what to do about it.
     """
 
-    def __init__(self, message, file=None, key=None, fix=None):
+    def __init__(self, message, file=None, key=None, fix=None, line=None):
         self.message = message
         self.file = file
         self.key = key
         self.fix = fix
+        self.line = line
         parts = []
         if file:
-            parts.append(str(file))
+            parts.append(f'{file}, line {line}' if line else str(file))
         if key:
             parts.append(f'key `{key}`')
         where = ': '.join(parts)
@@ -34,7 +36,8 @@ class ConfigError(UserFacingError):
             inner = f'{key}.{inner}'
         elif key and not inner:
             inner = key
-        return ConfigError(self.message, file=self.file or file, key=inner, fix=self.fix)
+        return ConfigError(self.message, file=self.file or file, key=inner, fix=self.fix,
+                           line=self.line)
 
 
 class DataError(UserFacingError):

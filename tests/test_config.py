@@ -1,3 +1,5 @@
+import os
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -201,3 +203,111 @@ def test_stage_section_keys_are_checked(tmp_path):
         eval = dict(runner=dict(type='LocalRunner', max_workers=2))
     ''', name='c2.py')
     assert 'eval.runner.max_workers' in error_of(path)
+def line_of(path, text):
+    """1-based number of the line of `path` that contains `text`."""
+    (number,) = [i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line]
+    return number
+
+
+def load_error(path):
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    return str(info.value)
+
+
+def test_base_config_body_is_plain_python(tmp_path):
+    # In a virtualenv mmengine counts the standard library as third-party, so there
+    # `import copy` alone made it read this body in lazy-import mode, where
+    # copy.deepcopy is a placeholder that cannot be called; `os` does it everywhere.
+    (tmp_path / 'base.py').write_text(f"_base_ = [{str(DEFAULT)!r}]\nx = dict(a=1, b=dict(c=2))\n")
+    path = write(tmp_path, '''
+        import copy
+        import os
+        from opencompass_scicode.models import DummyModel
+        _base_ = ['./base.py']
+        dummy = dict(type=DummyModel, abbr='dummy')
+        models = [dummy, dict(copy.deepcopy(dummy), abbr='dummy2')]
+        x = dict(b=dict(d=os.path.join('a', 'b'), file=os.path.basename(__file__)))
+        work_dir = _base_.work_dir + '_' + str(len(_base_.datasets))
+    ''')
+    cfg = load_config(path)
+    validate_config(cfg, file=path)
+    assert [m['abbr'] for m in cfg['models']] == ['dummy', 'dummy2']
+    assert cfg['x'] == {'a': 1, 'b': {'c': 2, 'd': os.path.join('a', 'b'), 'file': 'cfg.py'}}
+    assert [d['abbr'] for d in cfg['datasets']] == ['scicode_validation',
+                                                    'scicode_validation_with_background']
+    assert cfg['work_dir'] == 'outputs/default_2'
+
+
+def test_base_config_may_also_use_read_base(tmp_path):
+    (tmp_path / 'parts').mkdir()
+    (tmp_path / 'parts' / 'dummy.py').write_text(
+        "from opencompass_scicode.models import DummyModel\n"
+        "dummy_models = [dict(type=DummyModel, abbr='dummy')]\n")
+    path = write(tmp_path, f'''
+        from mmengine.config import read_base
+        _base_ = [{str(DEFAULT)!r}]
+        with read_base():
+            from .parts.dummy import dummy_models
+        models = dummy_models + [dict(dummy_models[0], abbr='dummy2')]
+    ''')
+    cfg = load_config(path)
+    validate_config(cfg, file=path)
+    assert [m['abbr'] for m in cfg['models']] == ['dummy', 'dummy2']
+    assert len(cfg['datasets']) == 2
+
+
+PLAIN = "datasets = [dict(abbr='x')]\nmodels = [dict(type='DummyModel')]\nwork_dir = foo\n"
+READ_BASE = '''from mmengine.config import read_base
+
+with read_base():
+    from .models.dummy import models
+datasets = [dict(abbr='x')]
+work_dir = foo
+'''
+
+
+@pytest.mark.parametrize('kind', ['plain', 'base', 'read_base'])
+def test_name_error_names_file_line_and_message(tmp_path, kind):
+    if kind == 'read_base':
+        shutil.copytree(ROOT / 'configs' / 'models', tmp_path / 'models')
+    text = {'plain': PLAIN, 'base': f"_base_ = [{str(DEFAULT)!r}]\n\n" + PLAIN, 'read_base': READ_BASE}[kind]
+    path = write(tmp_path, text)
+    msg = load_error(path)
+    assert msg == f"{path}, line {line_of(path, 'foo')}: NameError: name 'foo' is not defined"
+
+
+@pytest.mark.parametrize('kind', ['base', 'read_base'])
+def test_error_in_a_base_file_names_that_file_and_line(tmp_path, kind):
+    (tmp_path / 'parts').mkdir()
+    base = tmp_path / 'parts' / 'broken.py'
+    base.write_text("from opencompass_scicode.models import DummyModel\n\n"
+                    "models = [dict(type=DummyModel, abbr=undefined_name)]\n")
+    if kind == 'base':
+        path = write(tmp_path, "_base_ = ['parts/broken.py']\nwork_dir = 'x'\n")
+    else:
+        path = write(tmp_path, "from mmengine.config import read_base\n\n"
+                               "with read_base():\n    from .parts.broken import models\n")
+    msg = load_error(path)
+    assert msg.startswith(f"{base}, line 3: NameError: name 'undefined_name' is not defined")
+
+
+@pytest.mark.parametrize('code, says', [
+    ('steps = int(np.sqrt(16))', 'numpy.sqrt'),                     # calls an imported function
+    ('tau = np.pi * 2', "unsupported operand type(s) for *: 'LazyAttr' and 'int'"),
+])
+def test_lazy_import_mode_failure_says_what_to_change(tmp_path, code, says):
+    shutil.copytree(ROOT / 'configs' / 'models', tmp_path / 'models')
+    path = write(tmp_path, READ_BASE.replace('work_dir = foo', code).replace(
+        'from mmengine', 'import numpy as np\nfrom mmengine'))
+    msg = load_error(path)
+    assert msg.startswith(f'{path}, line {line_of(path, code)}: ') and says in msg
+    assert 'lazy-import mode' in msg and '_base_' in msg and '\n  fix: ' in msg
+    # What the fix says works: the same line in a config that uses `_base_`.
+    path = write(tmp_path, f"import numpy as np\n_base_ = ['cfg.py']\n{code}\n", name='child.py')
+    (tmp_path / 'cfg.py').write_text(READ_BASE.replace('work_dir = foo\n', ''))
+    assert load_config(path)['models'][0]['abbr'] == 'dummy'
+    # ... and so does a function that imports with a plain `import` line, here.
+    function = 'def root(v):\n    import numpy\n    return int(numpy.sqrt(v))\nsteps = root(16)'
+    path = write(tmp_path, READ_BASE.replace('work_dir = foo', function), name='function.py')
+    assert load_config(path)['steps'] == 4

@@ -1,86 +1,235 @@
 """Loads mmengine-style Python configs, including `_base_` over read_base() files.
 
-mmengine refuses a `_base_` chain whose files use `read_base()` or import
-classes (its lazy-import mode), yet that is how our configs are written. So
-`_base_` is handled here: bases are loaded (each with Config.fromfile), then
-the child's own assignments are merged over them with mmengine's merge rules
-(dicts merge key by key, `_delete_=True` replaces, lists are replaced).
+A file without `_base_` is read by mmengine's Config.fromfile: as plain
+Python, or in its lazy-import mode when it uses read_base() or imports a
+module mmengine counts as third-party. mmengine refuses a `_base_` chain whose
+files use lazy-import mode, yet that is how our configs are written. So
+`_base_` is handled here: bases are loaded (each with load_config), then the
+child's body runs as plain Python, as mmengine runs files with `_base_` (after
+the same `{{...}}` substitutions, with `_base_` bound to the merged bases and
+the names of any read_base() block bound first), and its variables are merged
+over the bases with mmengine's merge rules (dicts merge key by key,
+`_delete_=True` replaces, lists are replaced).
+
+An exception raised while a config file runs is reported with the file and
+line it came from, which may be a base.
 """
 import ast
 import os
+import re
 import tempfile
+import types
 from pathlib import Path
 
-from mmengine.config import Config
+from mmengine.config import Config, ConfigDict
+from mmengine.config.lazy import LazyAttr, LazyObject
+from mmengine.utils import get_installed_path
 
 from ..errors import ConfigError
 
 BASE_KEY = '_base_'
 
+LAZY_FIX = ('move that line to a config that starts from this one with `_base_ = [...]` (run as '
+            'plain Python), or into a function here that imports with a plain `import module` '
+            'line (mmengine leaves those real)')
 
-def _split_base(path):
-    source = Path(path).read_text(encoding='utf-8')
+
+def _parse(path, source):
     try:
-        tree = ast.parse(source, filename=str(path))
+        return ast.parse(source, filename=str(path))
     except SyntaxError as exc:
-        raise ConfigError(f'syntax error on line {exc.lineno}: {exc.msg}', file=path,
+        raise ConfigError(f'SyntaxError: {exc.msg}', file=path, line=exc.lineno,
                           fix='fix the Python syntax of the config file')
+
+
+def _base_node(tree):
     for node in tree.body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == BASE_KEY):
-            try:
-                bases = ast.literal_eval(node.value)
-            except ValueError:
-                raise ConfigError('must be a string or a list of strings', file=path, key=BASE_KEY)
-            bases = [bases] if isinstance(bases, str) else list(bases)
-            lines = source.splitlines(keepends=True)
-            # Blank the assignment, keeping line numbers for error messages.
-            for i in range(node.lineno - 1, node.end_lineno):
-                lines[i] = '\n'
-            return bases, ''.join(lines)
-    return [], source
+            return node
+    return None
 
 
-def _fromfile(path, shown_as=None):
-    shown_as = shown_as or path
+def _base_paths(path, node):
+    try:
+        bases = ast.literal_eval(node.value)
+    except ValueError:
+        raise ConfigError('must be a string or a list of strings', file=path, key=BASE_KEY)
+    paths = []
+    for base in [bases] if isinstance(bases, str) else list(bases):
+        base_path = (path.parent / base).resolve()
+        if not base_path.is_file():
+            raise ConfigError(f'base config {base!r} not found at {base_path}', file=path,
+                              key=BASE_KEY, fix='paths in _base_ are relative to the config file')
+        paths.append(base_path)
+    return paths
+
+
+def _is_read_base(node):
+    if not isinstance(node, ast.With) or len(node.items) != 1:
+        return False
+    call = node.items[0].context_expr
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id == 'read_base')
+
+
+def _read_base_file(path, node):
+    """The file of `from <module> import ...` inside read_base(), resolved as mmengine does."""
+    if not isinstance(node, ast.ImportFrom) or node.module is None:
+        raise ConfigError('read_base() holds only `from .file import name` lines', file=path,
+                          line=node.lineno)
+    parts = node.module.split('.')
+    if node.level:
+        root = path.parent.joinpath(*['..'] * (node.level - 1))
+    else:
+        root, parts = Path(get_installed_path(parts[0])), parts[1:]
+    file = root.joinpath(*parts[:-1], parts[-1] + '.py').resolve()
+    if not file.is_file():
+        raise ConfigError(f'read_base(): {file} not found', file=path, line=node.lineno,
+                          fix='relative imports in read_base() start at the config file')
+    return file
+
+
+def _read_base_names(path, block):
+    """What the imports of a read_base() block bind, from the files they name."""
+    names = {}
+    for node in block.body:
+        base = ConfigDict(_plain_dict(load_config(_read_base_file(path, node))))
+        for alias in node.names:
+            if alias.name == '*':
+                names.update(base)
+            elif alias.name in base:
+                names[alias.asname or alias.name] = base[alias.name]
+            else:
+                raise ConfigError(f'read_base(): {node.module} defines no {alias.name!r}',
+                                  file=path, line=node.lineno)
+    return names
+
+
+def _substituted(path):
+    """The file's text after mmengine's `{{fileDirname}}`, `{{$VAR:default}}` and
+    `{{_base_.key}}` substitutions, and the placeholders of the last."""
+    with tempfile.TemporaryDirectory(prefix='scicode-config-') as tmp:
+        text = os.path.join(tmp, path.name)
+        try:
+            Config._substitute_predefined_vars(str(path), text)
+            Config._substitute_env_variables(text, text)
+            base_vars = Config._pre_substitute_base_vars(text, text)
+        except Exception as exc:
+            raise ConfigError(f'could not be loaded: {_describe(exc)}', file=path)
+        return Path(text).read_text(encoding='utf-8'), base_vars
+
+
+def _config_frame(exc):
+    """The innermost traceback entry in code of a config file, or None.
+
+    Config files run through exec with namespaces that have no `__name__`
+    (here and in mmengine, plain and lazy), unlike any imported module.
+    """
+    found, tb = None, exc.__traceback__
+    while tb is not None:
+        if '__name__' not in tb.tb_frame.f_globals:
+            found = tb
+        tb = tb.tb_next
+    return found
+
+
+def _called_placeholder(exc):
+    """The dotted name mmengine's lazy-import mode stood in for, if calling it raised `exc`.
+
+    LazyObject and LazyAttr refuse calls with a RuntimeError that has no message.
+    """
+    tb = exc.__traceback__
+    if not isinstance(exc, RuntimeError) or tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb.tb_frame.f_code.co_name != '__call__':
+        return None
+    obj = tb.tb_frame.f_locals.get('self')
+    if isinstance(obj, LazyAttr):
+        return f'{obj.module}.{obj.name}'
+    if isinstance(obj, LazyObject):
+        return obj.module if obj._imported is None else f'{obj.module}.{obj._imported}'
+    return None
+
+
+def _describe(exc):
+    text = str(exc)
+    return f'{type(exc).__name__}: {text}' if text else type(exc).__name__
+
+
+def _execution_error(exc, path):
+    """A ConfigError for an exception raised while loading `path`: where it happened and why."""
+    tb = _config_frame(exc)
+    if tb is None:
+        return ConfigError(f'could not be loaded: {_describe(exc)}', file=path)
+    where = dict(file=os.path.normpath(tb.tb_frame.f_code.co_filename), line=tb.tb_lineno)
+    called = _called_placeholder(exc)
+    if called:
+        return ConfigError(f'calling {called}(...) raised a bare RuntimeError: mmengine reads '
+                           f'this file in lazy-import mode, where imported names are placeholders',
+                           fix=LAZY_FIX, **where)
+    if re.search(r'\bLazy(Object|Attr)\b', str(exc)):
+        return ConfigError(f'{_describe(exc)} (mmengine reads this file in lazy-import mode, '
+                           f'where imported names are placeholders)', fix=LAZY_FIX, **where)
+    return ConfigError(_describe(exc), **where)
+
+
+def _fromfile(path):
     try:
         return Config.fromfile(str(path), format_python_code=False)
     except ConfigError:
         raise
     except FileNotFoundError as exc:
-        raise ConfigError(f'file not found ({exc})', file=shown_as,
+        raise ConfigError(f'file not found ({exc})', file=path,
                           fix='check the path (relative paths in read_base/_base_ start at the config file)')
     except Exception as exc:
-        raise ConfigError(f'could not be loaded: {type(exc).__name__}: {exc}', file=shown_as)
+        raise _execution_error(exc, path)
 
 
 def _plain_dict(cfg):
     return {k: v for k, v in cfg._cfg_dict.to_dict().items()}
 
 
+def _load_with_bases(path):
+    source, base_vars = _substituted(path)
+    tree = _parse(path, source)
+    node = _base_node(tree)
+    merged = {}
+    for base_path in _base_paths(path, node):
+        merged = Config._merge_a_into_b(_plain_dict(load_config(base_path)), merged)
+    namespace = {'__file__': str(path), BASE_KEY: ConfigDict(merged)}
+    body = []
+    for stmt in tree.body:
+        if _is_read_base(stmt):
+            namespace.update(_read_base_names(path, stmt))
+        elif stmt is not node:
+            body.append(stmt)
+    tree.body = body
+    for sub in ast.walk(tree):
+        if isinstance(sub, ast.ImportFrom) and sub.level:
+            raise ConfigError('relative import outside `with read_base():`', file=path,
+                              line=sub.lineno, fix='import other config files in a `with read_base():` '
+                                                   'block or list them in `_base_`; this file runs as '
+                                                   'plain Python, outside any package')
+    try:
+        exec(compile(tree, str(path), 'exec'), namespace)
+    except Exception as exc:
+        raise _execution_error(exc, path)
+    child = {k: v for k, v in namespace.items()
+             if k != BASE_KEY and not k.startswith('__')
+             and not isinstance(v, (types.FunctionType, types.ModuleType))}
+    child = Config._substitute_base_vars(child, base_vars, merged)
+    return Config(Config._merge_a_into_b(child, merged), filename=str(path))
+
+
 def load_config(path):
-    """Returns an mmengine Config; raises ConfigError naming the file on failure."""
+    """Returns an mmengine Config; raises ConfigError naming the file (and line) on failure."""
     path = Path(path).resolve()
     if not path.is_file():
         raise ConfigError('config file does not exist', file=path,
                           fix='pass the path of a Python config, e.g. configs/eval_scicode.py')
-    bases, body = _split_base(path)
-    if not bases:
+    if _base_node(_parse(path, path.read_text(encoding='utf-8'))) is None:
         return _fromfile(path)
-    merged = {}
-    for base in bases:
-        base_path = (path.parent / base).resolve()
-        if not base_path.is_file():
-            raise ConfigError(f'base config {base!r} not found at {base_path}', file=path,
-                              key=BASE_KEY, fix='paths in _base_ are relative to the config file')
-        merged = Config._merge_a_into_b(_plain_dict(load_config(base_path)), merged)
-    # The child's own body is loaded from a sibling file so relative imports resolve.
-    fd, tmp = tempfile.mkstemp(prefix=f'.{path.stem}_', suffix='.py', dir=path.parent)
-    try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as fh:
-            fh.write(body)
-        child = _plain_dict(_fromfile(tmp, shown_as=path))
-    finally:
-        os.unlink(tmp)
-    merged = Config._merge_a_into_b(child, merged)
-    return Config(merged, filename=str(path))
+    return _load_with_bases(path)
