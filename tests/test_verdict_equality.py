@@ -4,20 +4,16 @@ CI runs a subset of the validation split that finishes quickly; the full split
 (the gold code of 51.4 alone runs about a minute) is covered by
 `python benchmarks/eval_speed.py`, which fails when any verdict differs.
 """
-import os
-
 import pytest
 
+from benchmarks.official_like import official_like_runner
 from benchmarks.stepsets import predictions, stub_code
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.program import step_program
-from opencompass_scicode.sandbox.scripts import ScriptRunner
 from opencompass_scicode.targets.resolve import resolve_targets
 
 SUBSET = ['1', '3', '4', '19', '29', '38', '70', '78']
-OFFICIAL_LIKE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                             'benchmarks', 'official_like_runtime')
 
 
 @pytest.fixture(scope='module')
@@ -33,10 +29,10 @@ def statuses(result):
 def official_verdicts(ds, preds, targets):
     jobs, _ = SciCodeEvaluator().jobs(ds, preds, targets)
     steps = {s.step_id: s for p in ds.problems for s in p.steps}
-    runner = ScriptRunner(timeout=600, env={'PYTHONPATH': OFFICIAL_LIKE + os.pathsep + os.getcwd()})
+    runner = official_like_runner(targets.path, timeout=600)
     out = {}
     for sid, job in jobs.items():
-        res = runner.run(step_program(job.program, sid, steps[sid].test_cases), targets.path)
+        res = runner.run(step_program(job.program, sid, steps[sid].test_cases))
         out[sid] = 'pass' if res.returncode == 0 else 'fail'
     return out
 

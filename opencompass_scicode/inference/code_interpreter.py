@@ -28,8 +28,7 @@ class CodeInterpreter:
         self._start()
         slot = self._slots.get()
         try:
-            run = self._executor.run(StepJob(step_id='tool', program=code, tests=[], dependencies='',
-                                             targets_path=None, simps_shim=False), slot)
+            run = self._executor.run(StepJob(step_id='tool', program=code, tests=[], dependencies=''), slot)
         finally:
             self._slots.put(slot)
         events = {e.get('event') for e in run.events}

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from . import PACKAGE_PARENT
 
@@ -50,12 +50,15 @@ class Limits:
 
 @dataclass
 class StepJob:
+    """What to run and with what: the sandbox knows nothing of programs or targets files."""
     step_id: str
     program: str             # everything before the tests (dependencies, earlier steps, this step)
     tests: list
     dependencies: str
-    targets_path: str
-    simps_shim: bool = True
+    # Returns the expected value of each test; called on the host (maybe ahead, on another thread).
+    targets: Optional[Callable[[], list]] = None
+    preamble: str = ''       # run first, in a namespace of its own (e.g. a compatibility shim)
+    guarded_names: tuple = ()   # names the dependency lines bind: the tests rely on them as bound
     modules: tuple = ()      # what the dependencies import: fast workers import it once
 
 
@@ -86,11 +89,8 @@ def worker_env(threads):
 
 def pickled_targets(job):
     """The step's expected values, read here so that workers need neither h5py nor the file."""
-    targets = []
-    if job.targets_path:
-        from ..targets.h5format import read_step_targets
-        targets = read_step_targets(job.targets_path, job.step_id, len(job.tests))
-    return pickle.dumps(targets, protocol=pickle.HIGHEST_PROTOCOL)
+    targets = job.targets() if job.targets is not None else None
+    return pickle.dumps(list(targets or []), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def parse_events(text, nonce):
@@ -183,7 +183,7 @@ class _BaseExecutor:
 
     def __init__(self, limits, workers=1, preload=(), threads=None):
         self.limits = limits
-        self._prefetched = {}     # (step id, targets path) -> pickled targets
+        self._prefetched = {}     # id(job) -> (job, its pickled targets); the job keeps its id unique
         self._prefetch_thread = None
         self._stop_prefetch = threading.Event()
         self.workers = max(1, workers)
@@ -210,7 +210,7 @@ class _BaseExecutor:
                 total += len(blob)
                 if total > self.PREFETCH_BYTES:
                     return
-                self._prefetched[(job.step_id, job.targets_path)] = blob
+                self._prefetched[id(job)] = (job, blob)
         # Joined in close(): a thread left holding h5py's lock would hang the interpreter's exit.
         self._prefetch_thread = threading.Thread(target=read, name='targets-prefetch', daemon=True)
         self._prefetch_thread.start()
@@ -222,17 +222,22 @@ class _BaseExecutor:
             self._prefetch_thread = None
         self._prefetched.clear()
 
+    def _take_prefetched(self, job):
+        entry = self._prefetched.pop(id(job), None)
+        return entry[1] if entry is not None and entry[0] is job else None
+
     def _payload(self, job):
         """(nonce, payload), or (nonce, a result saying why the job cannot run)."""
         nonce = secrets.token_hex(16)
         try:
-            targets = self._prefetched.pop((job.step_id, job.targets_path), None) or pickled_targets(job)
+            targets = self._take_prefetched(job) or pickled_targets(job)
         except Exception as exc:
             return nonce, {'error': f'could not read the targets of step {job.step_id}: '
                                     f'{type(exc).__name__}: {exc}', 'duration_s': 0.0}
         return nonce, {'step_id': job.step_id, 'program': job.program, 'tests': list(job.tests),
                        'dependencies': job.dependencies, 'targets': targets,
-                       'simps_shim': job.simps_shim, 'modules': list(job.modules), 'nonce': nonce,
+                       'preamble': job.preamble, 'guarded_names': list(job.guarded_names),
+                       'modules': list(job.modules), 'nonce': nonce,
                        'timeout': self.limits.timeout,
                        'limits': self.limits.for_job()}
 

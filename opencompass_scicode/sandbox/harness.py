@@ -20,7 +20,6 @@ import os
 import sys
 import traceback
 
-from ..evaluation.program import SIMPS_SHIM, dependency_imports, needs_simps_shim
 from .guard import Guard
 
 _write = os.write      # bound before any untrusted code can rebind os.write
@@ -68,8 +67,8 @@ def run_step(job, report_fd):
     flags = []
     status = 1
     try:
-        if job.get('simps_shim') and needs_simps_shim(job['program'], *job['tests']):
-            exec(SIMPS_SHIM, {})       # the same shim the official-style program text gets
+        if job.get('preamble'):
+            exec(job['preamble'], {})  # its effects on modules stay (a shim); its names do not
         namespace = {'__name__': '__main__', '__builtins__': builtins}
         # Bind the dependency names first, so the guard knows the real objects.
         try:
@@ -79,7 +78,7 @@ def run_step(job, report_fd):
             report('exception', where='dependencies', detail=f'{type(exc).__name__}: {exc}'[:500])
             return
         denied = _deny_targets(flags)
-        guard = Guard(namespace, [name for _, name in dependency_imports(job['dependencies']) if name])
+        guard = Guard(namespace, job.get('guarded_names', ()))
         report('started')
         code = compile(job['program'], 'program.py', 'exec')
         if not _run(code, namespace, report, 'program', guard, flags):
