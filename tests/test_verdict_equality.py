@@ -56,3 +56,26 @@ def test_fast_plain_and_official_style_agree(subset, kind):
         assert set(fast.values()) == {'pass'}
     else:
         assert list(fast.values()).count('pass') < len(fast) // 2
+
+
+# Hand-written answers that do not compile: the model's fault, so `fail` (the official
+# harness's python exits non-zero), never `eval_error` (a fault of the harness).
+UNCOMPILABLE = {
+    '1.1': ('def cg(A, b, x, tol):\n    r = b - np.dot(A, x))\n    return x\n', 'SyntaxError'),
+    '3.1': ('def GS(A, b, eps, x_true, x0):\n    x = x0.copy()\n        residual = np.linalg.norm(A @ x - b)\n'
+            '    return residual, 0.0\n', 'IndentationError'),
+    '4.1': ('def ichol(A):\n    n = len(A\n    return A\n', 'SyntaxError'),
+}
+
+
+def test_code_that_does_not_compile_fails_here_and_in_the_official_style_runner(official_data):
+    ds = SciCodeDataset(path=str(official_data), split='validation', sample_ids=['1', '3', '4'])
+    targets = resolve_targets(ds)
+    preds = {sid: {'step_id': sid, 'program': None, 'error': None, 'code': code}
+             for sid, (code, _) in UNCOMPILABLE.items()}
+    result = SciCodeEvaluator(timeout=600).evaluate(ds, preds, targets)
+    records = {s['step_id']: s for p in result['problems'] for s in p['steps'] if s['step_id'] in preds}
+    for sid, (_, error) in UNCOMPILABLE.items():
+        assert records[sid]['status'] == 'fail', records[sid]
+        assert error in records[sid]['message'] and 'line ' in records[sid]['message'], records[sid]
+    assert official_verdicts(ds, preds, targets) == {sid: 'fail' for sid in UNCOMPILABLE}

@@ -80,15 +80,13 @@ def run_step(job, report_fd):
         denied = _deny_targets(flags)
         guard = Guard(namespace, job.get('guarded_names', ()))
         report('started')
-        code = compile(job['program'], 'program.py', 'exec')
-        if not _run(code, namespace, report, 'program', guard, flags):
+        if not _run(job['program'], 'program.py', namespace, report, 'program', guard, flags):
             return
         namespace['process_hdf5_to_tuple'] = denied
         namespace['targets'] = job['targets']
         for index, test in enumerate(job['tests']):
             namespace['target'] = job['targets'][index]
-            code = compile(test, f'test_case_{index + 1}', 'exec')
-            if not _run(code, namespace, report, f'test {index + 1}', guard, flags):
+            if not _run(test, f'test_case_{index + 1}', namespace, report, f'test {index + 1}', guard, flags):
                 return
             report('test_done', test=index + 1)
         report('completed', tests=len(job['tests']))
@@ -101,9 +99,11 @@ def run_step(job, report_fd):
         _exit(status)
 
 
-def _run(code, namespace, report, where, guard, flags):
+def _run(source, filename, namespace, report, where, guard, flags):
+    # Compiled here, inside the reporting: code that does not compile is the
+    # model's fault (python refuses the official program file), not the harness's.
     try:
-        exec(code, namespace)
+        exec(compile(source, filename, 'exec'), namespace)
     except SystemExit as exc:
         report('violation', where=where, detail=f'the program called exit ({exc.code!r}) instead of '
                                                 f'letting the tests run to the end')
