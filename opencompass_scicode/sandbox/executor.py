@@ -10,10 +10,13 @@ import json
 import os
 import pickle
 import secrets
+import select
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -113,29 +116,59 @@ class _Worker:
 
     Both ends are our own processes (step code runs in the worker's children
     and never sees this channel); pickle carries the targets as they are.
+    The worker first announces its pid: the host kills it by a pidfd (never a
+    pid that may have been reused) when it does not answer in time.
     """
+    GRACE_S = 60      # beyond a job's timeout: starting, importing and clearing up after the step
 
     def __init__(self, preload, threads, channel=None):
         self.control = None            # a socket to hand the worker a channel for a copy of itself
+        self.pidfd = None              # from the worker's announcement
         if channel is not None:        # forked by a zygote; we hold the pipe ends
             self.proc, (self.jobs, self.results, self.control) = None, channel
-            return
-        cmd = [sys.executable, '-m', 'opencompass_scicode.sandbox.worker']
-        if preload:
-            cmd += ['--preload', ','.join(preload)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     env=worker_env(threads))
-        self.jobs, self.results = self.proc.stdin, self.proc.stdout
+        else:
+            cmd = [sys.executable, '-m', 'opencompass_scicode.sandbox.worker']
+            if preload:
+                cmd += ['--preload', ','.join(preload)]
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         env=worker_env(threads))
+            self.jobs, self.results = self.proc.stdin, self.proc.stdout
+        # Written and read with deadlines, on the descriptors (the file objects only close them).
+        os.set_blocking(self.jobs.fileno(), False)
 
     def run(self, payload):
+        """The worker's result; {'error': ..., 'worker_lost': True} if it died or did not answer in time."""
+        waited = payload.get('timeout', 0) + self.GRACE_S
+        started = time.monotonic()
+        deadline = started + waited
         try:
-            pickle.dump(payload, self.jobs, protocol=pickle.HIGHEST_PROTOCOL)
-            self.jobs.flush()
-            return pickle.load(self.results)
-        except EOFError:
-            return {'error': 'worker died'}
+            _send(self.jobs.fileno(), pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL), deadline)
+            if self.pidfd is None:
+                self.pidfd = os.pidfd_open(_receive(self.results.fileno(), deadline)['pid'])
+            return _receive(self.results.fileno(), deadline)
+        except TimeoutError:
+            fate = 'killed and replaced' if self.kill() else 'replaced'
+            return {'error': f'the worker did not answer within {waited:.0f} s (the timeout and '
+                             f'{self.GRACE_S:.0f} s of grace); it was {fate}',
+                    'worker_lost': True, 'duration_s': round(time.monotonic() - started, 3)}
+        except (EOFError, pickle.UnpicklingError):      # gone, maybe halfway through its answer
+            return {'error': 'worker died', 'worker_lost': True}
         except (BrokenPipeError, OSError) as exc:
-            return {'error': f'worker died: {exc}'}
+            return {'error': f'worker died: {exc}', 'worker_lost': True}
+
+    def kill(self):
+        """False if we cannot: a zygote's worker that has not announced itself yet (it will
+        find its channel closed when it gets going, and leave)."""
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            elif self.proc is not None:
+                self.proc.kill()
+            else:
+                return False
+        except ProcessLookupError:
+            pass
+        return True
 
     def close(self):
         for stream in (self.jobs, self.results, self.control):
@@ -144,12 +177,68 @@ class _Worker:
                     stream.close()
             except OSError:
                 pass
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
         if self.proc is not None:
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def _wait_for(fd, deadline, write=False):
+    """Until `fd` can be read (or written); TimeoutError at `deadline`."""
+    wait = max(0.0, deadline - time.monotonic())
+    readable, writable, _ = select.select([] if write else [fd], [fd] if write else [], [], wait)
+    if not (readable or writable):
+        raise TimeoutError
+
+
+def _send(fd, data, deadline):
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:          # the pipe is full: the worker reads it when it can
+            _wait_for(fd, deadline, write=True)
+
+
+class _Reader:
+    """Just enough of a file for pickle.load, over a pipe, every read done by `deadline`."""
+
+    def __init__(self, fd, deadline):
+        self.fd, self.deadline = fd, deadline
+
+    def read(self, size):
+        chunks = []
+        while size > 0:
+            _wait_for(self.fd, self.deadline)
+            chunk = os.read(self.fd, size)
+            if not chunk:
+                break                      # the end: pickle raises on the short read
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b''.join(chunks)
+
+    def readinto(self, buffer):
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def readline(self):
+        line = bytearray()
+        while not line.endswith(b'\n'):
+            char = self.read(1)
+            if not char:
+                break
+            line += char
+        return bytes(line)
+
+
+def _receive(fd, deadline):
+    return pickle.load(_Reader(fd, deadline))
 
 
 def _channel():
@@ -290,8 +379,8 @@ class ForkServerExecutor(_BaseExecutor):
             result = worker.run(payload)
             self.loaded[slot].update(job.modules)
             self.loaded[slot].update(result.get('loaded', ()))   # and what those imports pulled in
-            if result.get('error') and result['error'].startswith('worker died'):
-                worker.close()                 # replace a dead worker by a standalone one
+            if result.get('worker_lost'):
+                worker.close()                 # replace a dead or stuck worker by a standalone one
                 self._slots[slot] = _Worker(self.preload, self.threads)
                 self.loaded[slot] = set(self.preload)
         return result

@@ -363,6 +363,7 @@ def _serve(jobs_in, results_out, control=None):
     """The worker loop: one pickled job in, one pickled result out, until the input closes."""
     import gc
     from . import lockdown as sandbox
+    _answer(results_out, {'pid': os.getpid()})    # the host's way to kill us if we stop answering
     sandbox.set_subreaper(True)
     # Objects that exist now are never collected in the children: a collection
     # walking them would copy most of the worker's memory into each child.
@@ -389,12 +390,16 @@ def _serve(jobs_in, results_out, control=None):
                 result = _clone(jobs_in, results_out, control)
             else:
                 result = run_job(job, workroot)
-            pickle.dump(result, results_out, protocol=pickle.HIGHEST_PROTOCOL)
-            results_out.flush()
+            _answer(results_out, result)
     finally:
         shutil.rmtree(workroot, ignore_errors=True)
         for cgroups in _CGROUPS.values():
             cgroups.remove()
+
+
+def _answer(results_out, message):
+    pickle.dump(message, results_out, protocol=pickle.HIGHEST_PROTOCOL)
+    results_out.flush()
 
 
 def _serve_channel(jobs_fd, results_fd, control_fd):
