@@ -1,17 +1,25 @@
 """Workers that stop answering, die, or outlive their host: the run goes on and nothing is left behind."""
+import glob
 import os
 import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from helpers import TINY_PROBLEMS, gold_predictions, make_data_dir, tiny_dataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.sharing import durations_path
-from opencompass_scicode.sandbox.executor import _Worker
+from opencompass_scicode.sandbox import leftovers
+from opencompass_scicode.sandbox.executor import ForkServerExecutor, Limits, StepJob, _Worker
+from opencompass_scicode.sandbox.lockdown import CGROUP_ROOT
 from opencompass_scicode.targets.resolve import resolve_targets
 
+ROOT = Path(__file__).resolve().parent.parent
 CORRECT_ADD = 'def add(a, b):\n    s = a + b\n    return s\n'
 
 
@@ -101,3 +109,93 @@ def test_a_frozen_worker_costs_its_own_step_only(tiny, monkeypatch):
     message = result['problems'][0]['steps'][0]['message']
     assert 'did not answer within 4 s' in message, message
     assert not running(frozen[0]), 'the frozen worker was not killed'
+    assert not glob.glob(f'{tempfile.gettempdir()}/scicode-steps-{frozen[0]}-*'), 'its work root was not swept'
+
+
+MARKER = 'scicode-lifecycle-test-marker'
+HOST = '''
+import sys
+from opencompass_scicode.sandbox.executor import ForkServerExecutor, Limits, StepJob
+with ForkServerExecutor(Limits(timeout=120), workers=1) as executor:
+    executor.run(StepJob(step_id='host', program=sys.argv[1], tests=[], dependencies=''), 0)
+'''
+# A step that leaves a detached process behind, says it is running, and then takes its time.
+LINGERING_STEP = ('import subprocess, time\n'
+                  f'subprocess.Popen(["sh", "-c", "sleep 300; : {MARKER}"], start_new_session=True)\n'
+                  "open('step-is-running', 'w').close()\n"
+                  'time.sleep(120)\n')
+
+
+def start_host():
+    """A host process running LINGERING_STEP; returns it and (worker pid, step pid) once the step runs."""
+    host = subprocess.Popen([sys.executable, '-c', HOST, LINGERING_STEP], cwd=ROOT,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for pid in descendants(host.pid):
+            if os.path.exists(f'/proc/{pid}/cwd/step-is-running'):
+                return host, (parents()[pid], pid)
+        time.sleep(0.05)
+    host.kill()
+    raise AssertionError('the step never started')
+
+
+def marker_processes():
+    found = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open(f'/proc/{entry}/cmdline', 'rb') as fh:
+                    if MARKER.encode() in fh.read():
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def leftovers_of(worker, step):
+    """The worker's work root (where its step runs) and its own cgroup directories."""
+    workroot = os.path.dirname(os.readlink(f'/proc/{step}/cwd'))
+    cgroups = []
+    with open(f'/proc/{worker}/cgroup') as fh:
+        for line in fh:
+            _, controllers, path = line.rstrip('\n').split(':', 2)
+            if path.endswith(f'/scicode-worker-{worker}'):
+                cgroups.append(os.path.join(CGROUP_ROOT, controllers, path.lstrip('/')))
+    return [workroot] + cgroups
+
+
+def wait_until(condition, seconds):
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def test_starting_an_executor_sweeps_what_killed_workers_left(monkeypatch):
+    """Everything of a run killed at once (SIGKILL: no clean-up) is swept by the next executor:
+    processes still in the dead worker's cgroups, the cgroups, its work root. A live worker's stay."""
+    host, (worker, step) = start_host()
+    stale = leftovers_of(worker, step)
+    zygote = parents()[worker]
+    for sig in (signal.SIGSTOP, signal.SIGKILL):   # stopped first: none of them gets to clear up
+        for pid in (worker, zygote, host.pid):
+            os.kill(pid, sig)
+    host.wait()
+    assert wait_until(lambda: not running(worker) and not running(zygote), 10)
+    assert marker_processes(), 'the detached process should have outlived its step'
+    assert all(os.path.exists(path) for path in stale)
+    with ForkServerExecutor(Limits(timeout=20), workers=1) as live:
+        cwd = live.run(StepJob(step_id='live', program='import os\nprint(os.getcwd())\n', tests=[],
+                               dependencies=''), 0)
+        live_worker = live._slots[0].pid
+        kept = [os.path.dirname(cwd.stdout.strip())] + [
+            path.replace(f'scicode-worker-{worker}', f'scicode-worker-{live_worker}') for path in stale[1:]]
+        assert all(os.path.exists(path) for path in kept)
+        monkeypatch.setattr(leftovers, '_swept', False)      # once per process: this one has swept
+        ForkServerExecutor(Limits(timeout=20), workers=1).start()
+        assert [path for path in stale if os.path.exists(path)] == []
+        assert wait_until(lambda: not marker_processes(), 5), 'a process in a stale cgroup was not killed'
+        assert all(os.path.exists(path) for path in kept)
+        again = live.run(StepJob(step_id='live', program='x = 1\n', tests=[], dependencies=''), 0)
+        assert again.events[-1]['event'] == 'completed', again.stderr

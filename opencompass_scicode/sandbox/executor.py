@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from . import PACKAGE_PARENT
+from .leftovers import sweep_once, sweep_worker
 
 THREAD_VARS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS',
                'NUMEXPR_NUM_THREADS', 'VECLIB_MAXIMUM_THREADS')
@@ -123,7 +124,7 @@ class _Worker:
 
     def __init__(self, preload, threads, channel=None):
         self.control = None            # a socket to hand the worker a channel for a copy of itself
-        self.pidfd = None              # from the worker's announcement
+        self.pid = self.pidfd = None   # from the worker's announcement
         if channel is not None:        # forked by a zygote; we hold the pipe ends
             self.proc, (self.jobs, self.results, self.control) = None, channel
         else:
@@ -144,7 +145,8 @@ class _Worker:
         try:
             _send(self.jobs.fileno(), pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL), deadline)
             if self.pidfd is None:
-                self.pidfd = os.pidfd_open(_receive(self.results.fileno(), deadline)['pid'])
+                self.pid = _receive(self.results.fileno(), deadline)['pid']
+                self.pidfd = os.pidfd_open(self.pid)
             return _receive(self.results.fileno(), deadline)
         except TimeoutError:
             fate = 'killed and replaced' if self.kill() else 'replaced'
@@ -169,6 +171,13 @@ class _Worker:
         except ProcessLookupError:
             pass
         return True
+
+    def lost(self):
+        """After it died or was killed: close our ends and sweep what it left (see leftovers.py)."""
+        self.close()
+        pid = self.pid or (self.proc.pid if self.proc is not None else None)
+        if pid is not None:
+            sweep_worker(pid)
 
     def close(self):
         for stream in (self.jobs, self.results, self.control):
@@ -355,7 +364,7 @@ class _BaseExecutor:
         self.close()
 
     def start(self):
-        pass
+        sweep_once()            # what workers killed outright before left behind
 
     def close(self):
         self._stop_prefetching()
@@ -366,6 +375,7 @@ class ForkServerExecutor(_BaseExecutor):
     copy_s = 0.02
 
     def start(self):
+        super().start()
         self._zygote, channels = _spawn_zygote(self.workers, self.preload, self.threads)
         self._slots = [_Worker(self.preload, self.threads, channel) for channel in channels]
         self._busy = [threading.Lock() for _ in channels]
@@ -380,7 +390,7 @@ class ForkServerExecutor(_BaseExecutor):
             self.loaded[slot].update(job.modules)
             self.loaded[slot].update(result.get('loaded', ()))   # and what those imports pulled in
             if result.get('worker_lost'):
-                worker.close()                 # replace a dead or stuck worker by a standalone one
+                worker.lost()                  # replace a dead or stuck worker by a standalone one
                 self._slots[slot] = _Worker(self.preload, self.threads)
                 self.loaded[slot] = set(self.preload)
         return result
@@ -435,10 +445,15 @@ class SubprocessExecutor(_BaseExecutor):
     def _execute(self, job, payload, slot):
         payload['modules'] = []
         worker = _Worker((), self.threads)
+        result = {'worker_lost': True}      # if run() itself fails
         try:
-            return worker.run(payload)
+            result = worker.run(payload)
         finally:
-            worker.close()
+            if result.get('worker_lost'):
+                worker.lost()
+            else:
+                worker.close()
+        return result
 
 
 EXECUTORS = {'forkserver': ForkServerExecutor, 'subprocess': SubprocessExecutor}

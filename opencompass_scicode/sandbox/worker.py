@@ -200,13 +200,14 @@ def _import_for_children(modules, watch=()):
 
 
 def _cgroups_for(limits):
+    from . import leftovers
     from .lockdown import WorkerCgroups
     key = (limits.get('max_processes'), limits.get('memory_bytes'))
     if key not in _CGROUPS:
         for other in _CGROUPS.values():       # limits changed: leave the old cgroups
             other.remove()
         _CGROUPS.clear()
-        _CGROUPS[key] = WorkerCgroups(f'scicode-worker-{os.getpid()}', *key)
+        _CGROUPS[key] = WorkerCgroups(leftovers.cgroup_name(), *key)
     return _CGROUPS[key]
 
 
@@ -369,7 +370,8 @@ def _serve(jobs_in, results_out, control=None):
     # walking them would copy most of the worker's memory into each child.
     gc.collect()
     gc.freeze()
-    workroot = tempfile.mkdtemp(prefix='scicode-steps-')
+    from .leftovers import make_workroot
+    workroot = make_workroot()
     os.chmod(workroot, 0o711)
     global LANDLOCK
     ruleset, facts = sandbox.prepare_landlock(workroot, sandbox.readable_roots())
