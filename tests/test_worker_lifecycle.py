@@ -53,8 +53,8 @@ def running(pid):
     return stat[stat.rfind(b')') + 2:].split()[0] != b'Z'
 
 
-def descendants(root):
-    tree = parents()
+def descendants(root, tree=None):
+    tree = tree or parents()
     below = set()
     for pid in tree:
         seen = pid
@@ -66,11 +66,14 @@ def descendants(root):
     return below
 
 
-def worker_running(marker):
-    """(worker pid, step pid) of a step of ours whose working directory holds `marker`."""
+def worker_running(marker, root=None):
+    """(worker pid, step pid) of a step below `root` (us) whose working directory holds `marker`.
+
+    What the step starts works there too: the step is the one whose parent does not.
+    """
     tree = parents()
-    for pid in descendants(os.getpid()):
-        if os.path.exists(f'/proc/{pid}/cwd/{marker}'):
+    for pid in descendants(root or os.getpid(), tree):
+        if os.path.exists(f'/proc/{pid}/cwd/{marker}') and not os.path.exists(f'/proc/{tree.get(pid)}/cwd/{marker}'):
             return tree.get(pid), pid
     return None
 
@@ -116,8 +119,11 @@ MARKER = 'scicode-lifecycle-test-marker'
 HOST = '''
 import sys
 from opencompass_scicode.sandbox.executor import ForkServerExecutor, Limits, StepJob
-with ForkServerExecutor(Limits(timeout=120), workers=1) as executor:
-    executor.run(StepJob(step_id='host', program=sys.argv[1], tests=[], dependencies=''), 0)
+program, on_a_copy = sys.argv[1], sys.argv[2] == 'copy'
+with ForkServerExecutor(Limits(timeout=120), workers=2 if on_a_copy else 1) as executor:
+    if on_a_copy:
+        assert executor.copy_worker(0, 1)
+    executor.run(StepJob(step_id='host', program=program, tests=[], dependencies=''), 1 if on_a_copy else 0)
 '''
 # A step that leaves a detached process behind, says it is running, and then takes its time.
 LINGERING_STEP = ('import subprocess, time\n'
@@ -126,15 +132,16 @@ LINGERING_STEP = ('import subprocess, time\n'
                   'time.sleep(120)\n')
 
 
-def start_host():
-    """A host process running LINGERING_STEP; returns it and (worker pid, step pid) once the step runs."""
-    host = subprocess.Popen([sys.executable, '-c', HOST, LINGERING_STEP], cwd=ROOT,
+def start_host(worker='worker'):
+    """A host process running LINGERING_STEP on a worker (or a copy of one); returns it and
+    (worker pid, step pid) once the step runs."""
+    host = subprocess.Popen([sys.executable, '-c', HOST, LINGERING_STEP, worker], cwd=ROOT,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        for pid in descendants(host.pid):
-            if os.path.exists(f'/proc/{pid}/cwd/step-is-running'):
-                return host, (parents()[pid], pid)
+        found = worker_running('step-is-running', host.pid)
+        if found:
+            return host, found
         time.sleep(0.05)
     host.kill()
     raise AssertionError('the step never started')
@@ -199,3 +206,19 @@ def test_starting_an_executor_sweeps_what_killed_workers_left(monkeypatch):
         assert all(os.path.exists(path) for path in kept)
         again = live.run(StepJob(step_id='live', program='x = 1\n', tests=[], dependencies=''), 0)
         assert again.events[-1]['event'] == 'completed', again.stderr
+
+
+@pytest.mark.parametrize('worker', ['worker', 'copy'])
+def test_when_the_host_dies_its_workers_and_steps_stop(worker):
+    """A host killed outright (SIGKILL) mid-step: its zygote, workers, step and what the step
+    started all end within seconds (not when the step would have), and clear up after them."""
+    host, (serving, step) = start_host(worker)
+    family = descendants(host.pid)
+    assert {serving, step} <= family and marker_processes()
+    leftovers_before = leftovers_of(serving, step)
+    host.kill()
+    host.wait()
+    assert wait_until(lambda: not any(running(pid) for pid in family), 5), \
+        [open(f'/proc/{pid}/cmdline', 'rb').read() for pid in family if running(pid)]
+    assert marker_processes() == []
+    assert [path for path in leftovers_before if os.path.exists(path)] == []
