@@ -64,6 +64,7 @@ class StepJob:
     preamble: str = ''       # run first, in a namespace of its own (e.g. a compatibility shim)
     guarded_names: tuple = ()   # names the dependency lines bind: the tests rely on them as bound
     modules: tuple = ()      # what the dependencies import: fast workers import it once
+    timeout: Optional[float] = None   # seconds; None: the executor's Limits.timeout
 
 
 @dataclass
@@ -336,7 +337,7 @@ class _BaseExecutor:
                        'dependencies': job.dependencies, 'targets': targets,
                        'preamble': job.preamble, 'guarded_names': list(job.guarded_names),
                        'modules': list(job.modules), 'nonce': nonce,
-                       'timeout': self.limits.timeout,
+                       'timeout': self.limits.timeout if job.timeout is None else job.timeout,
                        'limits': self.limits.for_job()}
 
     @staticmethod
