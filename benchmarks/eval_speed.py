@@ -29,17 +29,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.official_like import official_like_runner  # noqa: E402
 from benchmarks.stepsets import predictions  # noqa: E402
 from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
 from opencompass_scicode.evaluation import SciCodeEvaluator  # noqa: E402
 from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S  # noqa: E402
 from opencompass_scicode.evaluation.program import step_program  # noqa: E402
-from opencompass_scicode.sandbox.scripts import ScriptRunner  # noqa: E402
 from opencompass_scicode.evaluation.sharing import (LocalVerdicts, SharedVerdicts, StepDurations,  # noqa: E402
                                                     durations_path)
 from opencompass_scicode.evaluation.regenerate import ensure_targets  # noqa: E402
-
-OFFICIAL_LIKE_RUNTIME = Path(__file__).resolve().parent / 'official_like_runtime'
 
 
 def official_style(dataset, preds, targets, workers, timeout, copies):
@@ -48,11 +46,10 @@ def official_style(dataset, preds, targets, workers, timeout, copies):
     steps = {s.step_id: s for p in dataset.problems for s in p.steps}
     programs = [(sid, step_program(job.program, sid, steps[sid].test_cases))
                 for _ in range(copies) for sid, job in jobs.items()]
-    runner = ScriptRunner(timeout=timeout, env={
-        'PYTHONPATH': os.pathsep.join([str(OFFICIAL_LIKE_RUNTIME), str(ROOT)])})
+    runner = official_like_runner(targets.path, timeout)
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda item: (item[0], runner.run(item[1], targets.path)), programs))
+        results = list(pool.map(lambda item: (item[0], runner.run(item[1])), programs))
     elapsed = time.monotonic() - start
     verdicts = {}
     for sid, res in results:

@@ -292,6 +292,31 @@ def test_tool_use_mode_runs_the_tool_in_the_sandbox(tmp_path, server):
     assert server.log[0]['body']['tools'][0]['function']['name'] == 'code_interpreter'
 
 
+def test_tool_use_runs_each_datasets_snippets_with_its_own_code_timeout(tmp_path, server):
+    def rule(body):
+        if body.get('tools') and body['messages'][-1]['role'] == 'user':
+            return {'tool_calls': [{'code': 'import time\ntime.sleep(3)\nprint("woke")'}]}
+        return None
+    server.rule = rule
+    datasets = f'''
+        datasets = [dict(abbr=abbr, type=SciCodeDataset, path={str(DATA)!r}, split='validation',
+                         with_bg=bg, sample_ids=['1'],
+                         infer_cfg=dict(mode='tool_use', code_timeout_seconds=seconds))
+                    for abbr, bg, seconds in (('quick', False, 1), ('patient', True, 30))]
+    '''
+    cfg = write_config(tmp_path, server, mode='tool_use')
+    cfg.write_text(cfg.read_text().split('datasets = [')[0] + textwrap.dedent(datasets)
+                   + "runner = dict(type=LocalRunner, max_num_workers=2)\n")
+    work = tmp_path / 'w'
+    proc = run([cfg, '-w', work, '-m', 'infer'])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for abbr, status in (('quick', 'timeout'), ('patient', 'success')):
+        record = predictions(only_run(work), abbr)[0]
+        assert record['settings']['code_timeout_seconds'] == {'quick': 1, 'patient': 30}[abbr]
+        tool = json.loads(next(m for m in record['transcript'] if m['role'] == 'tool')['content'])
+        assert tool['status'] == status, (abbr, tool)
+
+
 def test_responses_api(tmp_path, server):
     work = tmp_path / 'w'
     proc = run([write_config(tmp_path, server, model=dict(api='responses'), both=False, sample_ids=['1']),

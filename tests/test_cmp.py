@@ -43,5 +43,5 @@ def test_runtime_package_is_importable_in_a_test_process():
     out = subprocess.run([sys.executable, '-c',
                           'from scicode.compare.cmp import cmp_tuple_or_list, are_dicts_close;'
                           'from scicode.parse.parse import process_hdf5_to_tuple; print("ok")'],
-                         env=test_process_env(None), capture_output=True, text=True, cwd='/')
+                         env=test_process_env(), capture_output=True, text=True, cwd='/')
     assert out.stdout.strip() == 'ok', out.stderr

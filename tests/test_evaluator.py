@@ -63,6 +63,23 @@ def test_a_wrong_assertion_in_a_test_is_reported_as_fail(tmp_path):
     assert statuses(result) == {'950.1': 'fail'}
 
 
+def test_a_test_case_that_does_not_compile_fails_the_step(tmp_path):
+    # The official program is one file: python refuses it and exits non-zero, a failed step.
+    problems = [{'problem_id': '951', 'problem_name': 'x', 'required_dependencies': '',
+                 'sub_steps': [step('951.1', 'Square.', 'def sq(x):', '    return y',
+                                    ['assert sq(3) == target', 'assert sq(2 == target'],
+                                    gold='def sq(x):\n    y = x * x\n    return y')]}]
+    ds = tiny_dataset(make_data_dir(tmp_path / 'd', problems))
+    h5 = tmp_path / 'targets.h5'
+    with h5py.File(h5, 'w') as fh:
+        write_step_targets(fh, '951.1', [9, 4])
+    result = SciCodeEvaluator(timeout=60).evaluate(ds, gold_predictions(ds),
+                                                   Targets('official', h5, frozenset({'951.1'})))
+    record = result['problems'][0]['steps'][0]
+    assert record['status'] == 'fail', record
+    assert record['message'].startswith('test 2 raised SyntaxError') and 'line 1' in record['message']
+
+
 def test_timeout_missing_prediction_error_and_missing_target(tiny):
     ds, targets = tiny
     preds = gold_predictions(ds)

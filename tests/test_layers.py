@@ -154,6 +154,9 @@ def test_the_checker_names_file_and_line_of_a_back_import(tmp_path):
         'targets/regenerate.py': 'from .. import sandbox\n',
         'datasets/scicode.py': 'from ..models.base import BaseModel\n',
         'evaluation/evaluator.py': 'from ..prompts import code_chain\nfrom ..datasets import chain\n',
+        'sandbox/bad.py': 'from .. import errors, verdicts\nfrom . import executor\n'
+                          'def late():\n    import opencompass_scicode.targets.h5format\n',
+        'sandbox/inner/deep.py': 'from ...utils import workdir\nfrom ...targets import h5format\n',
     })
     found = {(file, line, mod) for file, line, mod, _ in violations(root)}
     assert found == {
@@ -163,6 +166,9 @@ def test_the_checker_names_file_and_line_of_a_back_import(tmp_path):
         (f'{PACKAGE}/targets/regenerate.py', 1, 'sandbox'),
         (f'{PACKAGE}/datasets/scicode.py', 1, 'models.base'),
         (f'{PACKAGE}/evaluation/evaluator.py', 1, 'prompts'),
+        (f'{PACKAGE}/sandbox/bad.py', 1, 'verdicts'),
+        (f'{PACKAGE}/sandbox/bad.py', 4, 'targets.h5format'),
+        (f'{PACKAGE}/sandbox/inner/deep.py', 2, 'targets'),
     }
 
 

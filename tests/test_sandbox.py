@@ -343,8 +343,7 @@ def test_a_copied_worker_is_just_as_contained(world, tmp_path):
     before = tree_state(root)
 
     def job(program, modules=()):
-        return StepJob(step_id='copy', program=program, tests=[], dependencies='', targets_path=None,
-                       modules=modules)
+        return StepJob(step_id='copy', program=program, tests=[], dependencies='', modules=modules)
 
     with ForkServerExecutor(Limits(timeout=20), workers=2) as executor:
         first = executor.run(job('import sqlite3\n', ('sqlite3',)), 0)

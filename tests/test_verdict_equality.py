@@ -4,20 +4,16 @@ CI runs a subset of the validation split that finishes quickly; the full split
 (the gold code of 51.4 alone runs about a minute) is covered by
 `python benchmarks/eval_speed.py`, which fails when any verdict differs.
 """
-import os
-
 import pytest
 
+from benchmarks.official_like import official_like_runner
 from benchmarks.stepsets import predictions, stub_code
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.program import step_program
-from opencompass_scicode.sandbox.scripts import ScriptRunner
 from opencompass_scicode.evaluation.regenerate import ensure_targets
 
 SUBSET = ['1', '3', '4', '19', '29', '38', '70', '78']
-OFFICIAL_LIKE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                             'benchmarks', 'official_like_runtime')
 
 
 @pytest.fixture(scope='module')
@@ -33,10 +29,10 @@ def statuses(result):
 def official_verdicts(ds, preds, targets):
     jobs, _ = SciCodeEvaluator().jobs(ds, preds, targets)
     steps = {s.step_id: s for p in ds.problems for s in p.steps}
-    runner = ScriptRunner(timeout=600, env={'PYTHONPATH': OFFICIAL_LIKE + os.pathsep + os.getcwd()})
+    runner = official_like_runner(targets.path, timeout=600)
     out = {}
     for sid, job in jobs.items():
-        res = runner.run(step_program(job.program, sid, steps[sid].test_cases), targets.path)
+        res = runner.run(step_program(job.program, sid, steps[sid].test_cases))
         out[sid] = 'pass' if res.returncode == 0 else 'fail'
     return out
 
@@ -60,3 +56,26 @@ def test_fast_plain_and_official_style_agree(subset, kind):
         assert set(fast.values()) == {'pass'}
     else:
         assert list(fast.values()).count('pass') < len(fast) // 2
+
+
+# Hand-written answers that do not compile: the model's fault, so `fail` (the official
+# harness's python exits non-zero), never `eval_error` (a fault of the harness).
+UNCOMPILABLE = {
+    '1.1': ('def cg(A, b, x, tol):\n    r = b - np.dot(A, x))\n    return x\n', 'SyntaxError'),
+    '3.1': ('def GS(A, b, eps, x_true, x0):\n    x = x0.copy()\n        residual = np.linalg.norm(A @ x - b)\n'
+            '    return residual, 0.0\n', 'IndentationError'),
+    '4.1': ('def ichol(A):\n    n = len(A\n    return A\n', 'SyntaxError'),
+}
+
+
+def test_code_that_does_not_compile_fails_here_and_in_the_official_style_runner(official_data):
+    ds = SciCodeDataset(path=str(official_data), split='validation', sample_ids=['1', '3', '4'])
+    targets = ensure_targets(ds)
+    preds = {sid: {'step_id': sid, 'program': None, 'error': None, 'code': code}
+             for sid, (code, _) in UNCOMPILABLE.items()}
+    result = SciCodeEvaluator(timeout=600).evaluate(ds, preds, targets)
+    records = {s['step_id']: s for p in result['problems'] for s in p['steps'] if s['step_id'] in preds}
+    for sid, (_, error) in UNCOMPILABLE.items():
+        assert records[sid]['status'] == 'fail', records[sid]
+        assert error in records[sid]['message'] and 'line ' in records[sid]['message'], records[sid]
+    assert official_verdicts(ds, preds, targets) == {sid: 'fail' for sid in UNCOMPILABLE}

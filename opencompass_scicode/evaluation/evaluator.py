@@ -8,7 +8,7 @@ from ..errors import ConfigError
 from ..results import StepRecord
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from .metrics import score
-from .program import code_prefix, dependency_imports
+from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
 from .schedule import Planner
 from .sharing import (LocalVerdicts, SharedVerdicts, StepDurations, durations_path, program_key,
                       targets_identity)
@@ -29,6 +29,19 @@ STEP_TIMEOUT_S = 1800
 def dependency_modules(dependencies):
     """Modules named by a problem's import lines (fast workers import them once)."""
     return tuple(sorted({module for module, _ in dependency_imports(dependencies) if module}))
+
+
+def dependency_names(dependencies):
+    """Names a problem's import lines bind: the tests use them, so the model's code must not rebind them."""
+    return tuple(name for _, name in dependency_imports(dependencies) if name)
+
+
+def targets_reader(path, step_id, n_tests):
+    """A step's targets, read when the executor asks for them (h5py is imported only then)."""
+    def read():
+        from ..targets.h5format import read_step_targets
+        return read_step_targets(path, step_id, n_tests)
+    return read
 
 
 class SciCodeEvaluator:
@@ -133,9 +146,17 @@ class SciCodeEvaluator:
         return jobs, records
 
     def _job(self, problem, step, program, targets):
-        return StepJob(step_id=step.step_id, program=program, tests=list(step.test_cases),
-                       dependencies=problem.dependencies, targets_path=str(targets.path),
-                       simps_shim=self.simps_shim, modules=dependency_modules(problem.dependencies))
+        tests = list(step.test_cases)
+        return StepJob(step_id=step.step_id, program=program, tests=tests,
+                       dependencies=problem.dependencies,
+                       targets=targets_reader(str(targets.path), step.step_id, len(tests)),
+                       preamble=self._preamble(program, tests),
+                       guarded_names=dependency_names(problem.dependencies),
+                       modules=dependency_modules(problem.dependencies))
+
+    def _preamble(self, program, tests):
+        """The simps shim, where the step uses simps (the official-style program text gets the same)."""
+        return SIMPS_SHIM if self.simps_shim and needs_simps_shim(program, *tests) else ''
 
     def make_executor(self):
         return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers)

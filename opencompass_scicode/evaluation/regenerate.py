@@ -65,7 +65,7 @@ def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, prog
                 program = regeneration_program(problem, step, dataset.prefilled_file, part)
             except CaptureError as exc:
                 return f'cannot capture targets: {exc}'
-            result = executor.run(program, targets_path=None)
+            result = executor.run(program)
             if result.returncode != 0 or not part.is_file():
                 why = 'timed out' if result.timed_out else result.stderr.strip()[-2000:]
                 return f'gold code failed: {why}'

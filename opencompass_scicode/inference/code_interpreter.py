@@ -9,7 +9,7 @@ from ..sandbox.executor import EXECUTORS, Limits, StepJob
 class CodeInterpreter:
     """Runs model-written snippets, `workers` at a time, each in a fresh sandboxed directory."""
 
-    def __init__(self, timeout=180, workers=2, executor='forkserver', max_output_bytes=16 * 1024):
+    def __init__(self, timeout, workers=2, executor='forkserver', max_output_bytes=16 * 1024):
         self.limits = Limits(timeout=timeout, max_output_bytes=max_output_bytes)
         self.workers = workers
         self.executor_name = executor
@@ -24,12 +24,13 @@ class CodeInterpreter:
             for slot in range(self.workers):
                 self._slots.put(slot)
 
-    def run_code(self, code):
+    def run_code(self, code, timeout=None):
+        """timeout: seconds for this snippet (each dataset has its own); None: the interpreter's."""
         self._start()
         slot = self._slots.get()
         try:
             run = self._executor.run(StepJob(step_id='tool', program=code, tests=[], dependencies='',
-                                             targets_path=None, simps_shim=False), slot)
+                                             timeout=timeout), slot)
         finally:
             self._slots.put(slot)
         events = {e.get('event') for e in run.events}
@@ -44,7 +45,7 @@ class CodeInterpreter:
         return {'status': status, 'exit_code': run.returncode if status != 'success' else 0,
                 'stdout': run.stdout, 'stderr': run.stderr or (run.error or '')}
 
-    async def run_call(self, call):
+    async def run_call(self, call, timeout=None):
         try:
             code = json.loads(call.get('arguments') or '{}')['code']
             if not isinstance(code, str):
@@ -52,7 +53,7 @@ class CodeInterpreter:
         except (ValueError, KeyError, TypeError):
             return {'status': 'error', 'exit_code': None, 'stdout': '',
                     'stderr': 'the arguments must be JSON with a string field `code`'}
-        return await asyncio.to_thread(self.run_code, code)
+        return await asyncio.to_thread(self.run_code, code, timeout)
 
     def close(self):
         if self._executor is not None:

@@ -76,7 +76,7 @@ async def tool_use(model, problem, step, prompt, dataset, state, cfg):
             messages = messages + [assistant]
             for call in turn.tool_calls:
                 calls += 1
-                output = await runner.run_call(call)
+                output = await runner.run_call(call, timeout=cfg.code_timeout_seconds)
                 messages = messages + [{'role': 'tool', 'tool_call_id': call['id'],
                                         'content': json.dumps(output)}]
             continue

@@ -10,14 +10,18 @@ import json
 import os
 import pickle
 import secrets
+import select
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from . import PACKAGE_PARENT
+from .leftovers import sweep_once, sweep_worker
 
 THREAD_VARS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS',
                'NUMEXPR_NUM_THREADS', 'VECLIB_MAXIMUM_THREADS')
@@ -29,7 +33,7 @@ BASE_PRELOAD = ('numpy', 'numpy.random', 'math', 'cmath', 'scicode.compare.cmp',
 
 @dataclass
 class Limits:
-    timeout: float = 1800
+    timeout: float                           # seconds per job, unless the job has its own
     memory_mb: Optional[int] = 8192          # address space per step, beyond what is preloaded
     max_processes: Optional[int] = 64
     max_file_mb: Optional[int] = 1024
@@ -50,13 +54,17 @@ class Limits:
 
 @dataclass
 class StepJob:
+    """What to run and with what: the sandbox knows nothing of programs or targets files."""
     step_id: str
     program: str             # everything before the tests (dependencies, earlier steps, this step)
     tests: list
     dependencies: str
-    targets_path: str
-    simps_shim: bool = True
+    # Returns the expected value of each test; called on the host (maybe ahead, on another thread).
+    targets: Optional[Callable[[], list]] = None
+    preamble: str = ''       # run first, in a namespace of its own (e.g. a compatibility shim)
+    guarded_names: tuple = ()   # names the dependency lines bind: the tests rely on them as bound
     modules: tuple = ()      # what the dependencies import: fast workers import it once
+    timeout: Optional[float] = None   # seconds; None: the executor's Limits.timeout
 
 
 @dataclass
@@ -86,11 +94,8 @@ def worker_env(threads):
 
 def pickled_targets(job):
     """The step's expected values, read here so that workers need neither h5py nor the file."""
-    targets = []
-    if job.targets_path:
-        from ..targets.h5format import read_step_targets
-        targets = read_step_targets(job.targets_path, job.step_id, len(job.tests))
-    return pickle.dumps(targets, protocol=pickle.HIGHEST_PROTOCOL)
+    targets = job.targets() if job.targets is not None else None
+    return pickle.dumps(list(targets or []), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def parse_events(text, nonce):
@@ -113,29 +118,67 @@ class _Worker:
 
     Both ends are our own processes (step code runs in the worker's children
     and never sees this channel); pickle carries the targets as they are.
+    The worker first announces its pid: the host kills it by a pidfd (never a
+    pid that may have been reused) when it does not answer in time.
     """
+    GRACE_S = 60      # beyond a job's timeout: starting, importing and clearing up after the step
 
     def __init__(self, preload, threads, channel=None):
         self.control = None            # a socket to hand the worker a channel for a copy of itself
+        self.pid = self.pidfd = None   # from the worker's announcement
         if channel is not None:        # forked by a zygote; we hold the pipe ends
             self.proc, (self.jobs, self.results, self.control) = None, channel
-            return
-        cmd = [sys.executable, '-m', 'opencompass_scicode.sandbox.worker']
-        if preload:
-            cmd += ['--preload', ','.join(preload)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     env=worker_env(threads))
-        self.jobs, self.results = self.proc.stdin, self.proc.stdout
+        else:
+            cmd = [sys.executable, '-m', 'opencompass_scicode.sandbox.worker']
+            if preload:
+                cmd += ['--preload', ','.join(preload)]
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         env=worker_env(threads))
+            self.jobs, self.results = self.proc.stdin, self.proc.stdout
+        # Written and read with deadlines, on the descriptors (the file objects only close them).
+        os.set_blocking(self.jobs.fileno(), False)
 
     def run(self, payload):
+        """The worker's result; {'error': ..., 'worker_lost': True} if it died or did not answer in time."""
+        waited = payload.get('timeout', 0) + self.GRACE_S
+        started = time.monotonic()
+        deadline = started + waited
         try:
-            pickle.dump(payload, self.jobs, protocol=pickle.HIGHEST_PROTOCOL)
-            self.jobs.flush()
-            return pickle.load(self.results)
-        except EOFError:
-            return {'error': 'worker died'}
+            _send(self.jobs.fileno(), pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL), deadline)
+            if self.pidfd is None:
+                self.pid = _receive(self.results.fileno(), deadline)['pid']
+                self.pidfd = os.pidfd_open(self.pid)
+            return _receive(self.results.fileno(), deadline)
+        except TimeoutError:
+            fate = 'killed and replaced' if self.kill() else 'replaced'
+            return {'error': f'the worker did not answer within {waited:.0f} s (the timeout and '
+                             f'{self.GRACE_S:.0f} s of grace); it was {fate}',
+                    'worker_lost': True, 'duration_s': round(time.monotonic() - started, 3)}
+        except (EOFError, pickle.UnpicklingError):      # gone, maybe halfway through its answer
+            return {'error': 'worker died', 'worker_lost': True}
         except (BrokenPipeError, OSError) as exc:
-            return {'error': f'worker died: {exc}'}
+            return {'error': f'worker died: {exc}', 'worker_lost': True}
+
+    def kill(self):
+        """False if we cannot: a zygote's worker that has not announced itself yet (it will
+        find its channel closed when it gets going, and leave)."""
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            elif self.proc is not None:
+                self.proc.kill()
+            else:
+                return False
+        except ProcessLookupError:
+            pass
+        return True
+
+    def lost(self):
+        """After it died or was killed: close our ends and sweep what it left (see leftovers.py)."""
+        self.close()
+        pid = self.pid or (self.proc.pid if self.proc is not None else None)
+        if pid is not None:
+            sweep_worker(pid)
 
     def close(self):
         for stream in (self.jobs, self.results, self.control):
@@ -144,12 +187,68 @@ class _Worker:
                     stream.close()
             except OSError:
                 pass
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
         if self.proc is not None:
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def _wait_for(fd, deadline, write=False):
+    """Until `fd` can be read (or written); TimeoutError at `deadline`."""
+    wait = max(0.0, deadline - time.monotonic())
+    readable, writable, _ = select.select([] if write else [fd], [fd] if write else [], [], wait)
+    if not (readable or writable):
+        raise TimeoutError
+
+
+def _send(fd, data, deadline):
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:          # the pipe is full: the worker reads it when it can
+            _wait_for(fd, deadline, write=True)
+
+
+class _Reader:
+    """Just enough of a file for pickle.load, over a pipe, every read done by `deadline`."""
+
+    def __init__(self, fd, deadline):
+        self.fd, self.deadline = fd, deadline
+
+    def read(self, size):
+        chunks = []
+        while size > 0:
+            _wait_for(self.fd, self.deadline)
+            chunk = os.read(self.fd, size)
+            if not chunk:
+                break                      # the end: pickle raises on the short read
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b''.join(chunks)
+
+    def readinto(self, buffer):
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def readline(self):
+        line = bytearray()
+        while not line.endswith(b'\n'):
+            char = self.read(1)
+            if not char:
+                break
+            line += char
+        return bytes(line)
+
+
+def _receive(fd, deadline):
+    return pickle.load(_Reader(fd, deadline))
 
 
 def _channel():
@@ -183,7 +282,7 @@ class _BaseExecutor:
 
     def __init__(self, limits, workers=1, preload=(), threads=None):
         self.limits = limits
-        self._prefetched = {}     # (step id, targets path) -> pickled targets
+        self._prefetched = {}     # id(job) -> (job, its pickled targets); the job keeps its id unique
         self._prefetch_thread = None
         self._stop_prefetch = threading.Event()
         self.workers = max(1, workers)
@@ -210,7 +309,7 @@ class _BaseExecutor:
                 total += len(blob)
                 if total > self.PREFETCH_BYTES:
                     return
-                self._prefetched[(job.step_id, job.targets_path)] = blob
+                self._prefetched[id(job)] = (job, blob)
         # Joined in close(): a thread left holding h5py's lock would hang the interpreter's exit.
         self._prefetch_thread = threading.Thread(target=read, name='targets-prefetch', daemon=True)
         self._prefetch_thread.start()
@@ -222,18 +321,23 @@ class _BaseExecutor:
             self._prefetch_thread = None
         self._prefetched.clear()
 
+    def _take_prefetched(self, job):
+        entry = self._prefetched.pop(id(job), None)
+        return entry[1] if entry is not None and entry[0] is job else None
+
     def _payload(self, job):
         """(nonce, payload), or (nonce, a result saying why the job cannot run)."""
         nonce = secrets.token_hex(16)
         try:
-            targets = self._prefetched.pop((job.step_id, job.targets_path), None) or pickled_targets(job)
+            targets = self._take_prefetched(job) or pickled_targets(job)
         except Exception as exc:
             return nonce, {'error': f'could not read the targets of step {job.step_id}: '
                                     f'{type(exc).__name__}: {exc}', 'duration_s': 0.0}
         return nonce, {'step_id': job.step_id, 'program': job.program, 'tests': list(job.tests),
                        'dependencies': job.dependencies, 'targets': targets,
-                       'simps_shim': job.simps_shim, 'modules': list(job.modules), 'nonce': nonce,
-                       'timeout': self.limits.timeout,
+                       'preamble': job.preamble, 'guarded_names': list(job.guarded_names),
+                       'modules': list(job.modules), 'nonce': nonce,
+                       'timeout': self.limits.timeout if job.timeout is None else job.timeout,
                        'limits': self.limits.for_job()}
 
     @staticmethod
@@ -261,7 +365,7 @@ class _BaseExecutor:
         self.close()
 
     def start(self):
-        pass
+        sweep_once()            # what workers killed outright before left behind
 
     def close(self):
         self._stop_prefetching()
@@ -272,6 +376,7 @@ class ForkServerExecutor(_BaseExecutor):
     copy_s = 0.02
 
     def start(self):
+        super().start()
         self._zygote, channels = _spawn_zygote(self.workers, self.preload, self.threads)
         self._slots = [_Worker(self.preload, self.threads, channel) for channel in channels]
         self._busy = [threading.Lock() for _ in channels]
@@ -285,8 +390,8 @@ class ForkServerExecutor(_BaseExecutor):
             result = worker.run(payload)
             self.loaded[slot].update(job.modules)
             self.loaded[slot].update(result.get('loaded', ()))   # and what those imports pulled in
-            if result.get('error') and result['error'].startswith('worker died'):
-                worker.close()                 # replace a dead worker by a standalone one
+            if result.get('worker_lost'):
+                worker.lost()                  # replace a dead or stuck worker by a standalone one
                 self._slots[slot] = _Worker(self.preload, self.threads)
                 self.loaded[slot] = set(self.preload)
         return result
@@ -341,10 +446,15 @@ class SubprocessExecutor(_BaseExecutor):
     def _execute(self, job, payload, slot):
         payload['modules'] = []
         worker = _Worker((), self.threads)
+        result = {'worker_lost': True}      # if run() itself fails
         try:
-            return worker.run(payload)
+            result = worker.run(payload)
         finally:
-            worker.close()
+            if result.get('worker_lost'):
+                worker.lost()
+            else:
+                worker.close()
+        return result
 
 
 EXECUTORS = {'forkserver': ForkServerExecutor, 'subprocess': SubprocessExecutor}

@@ -20,7 +20,6 @@ import os
 import sys
 import traceback
 
-from ..evaluation.program import SIMPS_SHIM, dependency_imports, needs_simps_shim
 from .guard import Guard
 
 _write = os.write      # bound before any untrusted code can rebind os.write
@@ -68,8 +67,8 @@ def run_step(job, report_fd):
     flags = []
     status = 1
     try:
-        if job.get('simps_shim') and needs_simps_shim(job['program'], *job['tests']):
-            exec(SIMPS_SHIM, {})       # the same shim the official-style program text gets
+        if job.get('preamble'):
+            exec(job['preamble'], {})  # its effects on modules stay (a shim); its names do not
         namespace = {'__name__': '__main__', '__builtins__': builtins}
         # Bind the dependency names first, so the guard knows the real objects.
         try:
@@ -79,17 +78,15 @@ def run_step(job, report_fd):
             report('exception', where='dependencies', detail=f'{type(exc).__name__}: {exc}'[:500])
             return
         denied = _deny_targets(flags)
-        guard = Guard(namespace, [name for _, name in dependency_imports(job['dependencies']) if name])
+        guard = Guard(namespace, job.get('guarded_names', ()))
         report('started')
-        code = compile(job['program'], 'program.py', 'exec')
-        if not _run(code, namespace, report, 'program', guard, flags):
+        if not _run(job['program'], 'program.py', namespace, report, 'program', guard, flags):
             return
         namespace['process_hdf5_to_tuple'] = denied
         namespace['targets'] = job['targets']
         for index, test in enumerate(job['tests']):
             namespace['target'] = job['targets'][index]
-            code = compile(test, f'test_case_{index + 1}', 'exec')
-            if not _run(code, namespace, report, f'test {index + 1}', guard, flags):
+            if not _run(test, f'test_case_{index + 1}', namespace, report, f'test {index + 1}', guard, flags):
                 return
             report('test_done', test=index + 1)
         report('completed', tests=len(job['tests']))
@@ -102,9 +99,11 @@ def run_step(job, report_fd):
         _exit(status)
 
 
-def _run(code, namespace, report, where, guard, flags):
+def _run(source, filename, namespace, report, where, guard, flags):
+    # Compiled here, inside the reporting: code that does not compile is the
+    # model's fault (python refuses the official program file), not the harness's.
     try:
-        exec(code, namespace)
+        exec(compile(source, filename, 'exec'), namespace)
     except SystemExit as exc:
         report('violation', where=where, detail=f'the program called exit ({exc.code!r}) instead of '
                                                 f'letting the tests run to the end')

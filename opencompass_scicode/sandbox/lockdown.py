@@ -212,6 +212,20 @@ def _own_cgroup(controller):
     return None
 
 
+def cgroup_parent(controller):
+    """Where this process may make cgroups of `controller` (under its own), or None."""
+    own = _own_cgroup(controller)
+    return None if own is None else os.path.join(CGROUP_ROOT, controller, own.lstrip('/'))
+
+
+def cgroup_pids(path):
+    try:
+        with open(os.path.join(path, 'cgroup.procs')) as fh:
+            return {int(x) for x in fh.read().split()}
+    except OSError:
+        return set()
+
+
 class WorkerCgroups:
     """The worker's own cgroups (v1 `pids` and `memory`), where the host lets us make them.
 
@@ -226,10 +240,9 @@ class WorkerCgroups:
         self.dirs = {}
         self.active = {}
         for controller, value in (('pids', max_procs), ('memory', memory_bytes)):
-            own = _own_cgroup(controller) if value else None
-            if own is None:
+            parent = cgroup_parent(controller) if value else None
+            if parent is None:
                 continue
-            parent = os.path.join(CGROUP_ROOT, controller, own.lstrip('/'))
             path = os.path.join(parent, name)
             try:
                 os.mkdir(path)
@@ -251,11 +264,7 @@ class WorkerCgroups:
     def pids(self):
         found = set()
         for _, path in self.dirs.values():
-            try:
-                with open(os.path.join(path, 'cgroup.procs')) as fh:
-                    found.update(int(x) for x in fh.read().split())
-            except OSError:
-                pass
+            found |= cgroup_pids(path)
         found.discard(os.getpid())
         return found
 

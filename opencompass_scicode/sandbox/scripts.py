@@ -17,7 +17,6 @@ from typing import Optional
 from . import PACKAGE_PARENT, RUNTIME_DIR
 
 
-
 @dataclass
 class ExecResult:
     returncode: Optional[int]
@@ -42,11 +41,10 @@ def read_capped(path, cap):
     return data.decode('utf-8', errors='replace')
 
 
-def test_process_env(targets_path, extra=None):
+def test_process_env(extra=None):
     env = dict(os.environ)
     paths = [str(RUNTIME_DIR), str(PACKAGE_PARENT)]
     env['PYTHONPATH'] = os.pathsep.join(paths)
-    env['SCICODE_H5_PATH'] = str(targets_path) if targets_path else ''
     env['PYTHONDONTWRITEBYTECODE'] = '1'
     env['MPLBACKEND'] = 'Agg'
     env.update(extra or {})
@@ -54,15 +52,19 @@ def test_process_env(targets_path, extra=None):
 
 
 class ScriptRunner:
-    """A fresh `python program.py` per call, killed with its process group on timeout."""
+    """A fresh `python program.py` per call, killed with its process group on timeout.
 
-    def __init__(self, timeout=1800, max_output_bytes=64 * 1024, python=None, env=None):
+    Its `scicode` package (runtime/) reads no targets: a program that needs them
+    brings its own (the official-style baseline puts one first on PYTHONPATH).
+    """
+
+    def __init__(self, timeout, max_output_bytes=64 * 1024, python=None, env=None):
         self.timeout = timeout
         self.max_output_bytes = max_output_bytes
         self.python = python or sys.executable
         self.env = env or {}
 
-    def run(self, program, targets_path):
+    def run(self, program):
         with tempfile.TemporaryDirectory(prefix='scicode-step-') as workdir:
             work = Path(workdir)
             script = work / 'program.py'
@@ -73,7 +75,7 @@ class ScriptRunner:
                 try:
                     proc = subprocess.Popen(
                         [self.python, script.name], cwd=work, stdout=out, stderr=err,
-                        stdin=subprocess.DEVNULL, env=test_process_env(targets_path, self.env),
+                        stdin=subprocess.DEVNULL, env=test_process_env(self.env),
                         start_new_session=True)
                 except OSError as exc:
                     return ExecResult(None, '', '', 0.0, error=f'could not start python: {exc}')

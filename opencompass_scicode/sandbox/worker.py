@@ -11,6 +11,12 @@ when the last of them is gone.
 
 The worker is a child subreaper: whatever a step starts (even after setsid
 or a double fork) is re-parented to the worker and killed when the step ends.
+
+A worker does not outlive its host, however the host ends (SIGKILL included):
+idle, it reads EOF on its job channel; mid-step, that channel turns readable
+(the host never writes while a step runs), and it kills the step and all it
+started before leaving. The zygote ends after its last worker. A worker first
+announces its pid, so that the host can kill it if it stops answering.
 """
 import argparse
 import fcntl
@@ -200,13 +206,14 @@ def _import_for_children(modules, watch=()):
 
 
 def _cgroups_for(limits):
+    from . import leftovers
     from .lockdown import WorkerCgroups
     key = (limits.get('max_processes'), limits.get('memory_bytes'))
     if key not in _CGROUPS:
         for other in _CGROUPS.values():       # limits changed: leave the old cgroups
             other.remove()
         _CGROUPS.clear()
-        _CGROUPS[key] = WorkerCgroups(f'scicode-worker-{os.getpid()}', *key)
+        _CGROUPS[key] = WorkerCgroups(leftovers.cgroup_name(), *key)
     return _CGROUPS[key]
 
 
@@ -251,7 +258,8 @@ def _reseed():
         numpy.random.set_state(('MT19937', key, 624))
 
 
-def run_job(job, workroot):
+def run_job(job, workroot, host_fd):
+    """Run one job in a forked child; `host_fd`, the job channel, says when the host is gone."""
     started = time.monotonic()
     global WORKER_NETNS
     if job['limits'].get('isolate_network', True) and not WORKER_NETNS:
@@ -281,7 +289,7 @@ def run_job(job, workroot):
     cap = limits.get('max_output_bytes', 64 * 1024)
     buffers = {out_r: CappedBuffer(cap), err_r: CappedBuffer(cap), rep_r: CappedBuffer(1 << 20)}
     deadline = started + job['timeout']
-    timed_out, too_many, status = False, False, None
+    timed_out, too_many, host_gone, status = False, False, False, None
     pidfd = os.pidfd_open(pid)
     open_fds = set(buffers)
     try:
@@ -294,7 +302,10 @@ def run_job(job, workroot):
                 too_many = True
                 break
             wait = min(remaining, 0.05 if poll_procs else 1.0)
-            ready, _, _ = select.select(list(open_fds) + [pidfd], [], [], wait)
+            ready, _, _ = select.select(list(open_fds) + [pidfd, host_fd], [], [], wait)
+            if host_fd in ready:     # the host never writes while a step runs: this is its end (EOF)
+                host_gone = True
+                break
             for fd in ready:
                 if fd == pidfd:
                     continue
@@ -328,6 +339,7 @@ def run_job(job, workroot):
     if status is not None:
         returncode = os.waitstatus_to_exitcode(status)
     return {
+        'host_gone': host_gone,
         'loaded': [m for m in job.get('watch', ()) if m in sys.modules],
         'imported': imported,
         'import_s': round(import_s, 4),
@@ -363,12 +375,14 @@ def _serve(jobs_in, results_out, control=None):
     """The worker loop: one pickled job in, one pickled result out, until the input closes."""
     import gc
     from . import lockdown as sandbox
+    _answer(results_out, {'pid': os.getpid()})    # the host's way to kill us if we stop answering
     sandbox.set_subreaper(True)
     # Objects that exist now are never collected in the children: a collection
     # walking them would copy most of the worker's memory into each child.
     gc.collect()
     gc.freeze()
-    workroot = tempfile.mkdtemp(prefix='scicode-steps-')
+    from .leftovers import make_workroot
+    workroot = make_workroot()
     os.chmod(workroot, 0o711)
     global LANDLOCK
     ruleset, facts = sandbox.prepare_landlock(workroot, sandbox.readable_roots())
@@ -388,13 +402,19 @@ def _serve(jobs_in, results_out, control=None):
             if job.get('op') == 'clone':
                 result = _clone(jobs_in, results_out, control)
             else:
-                result = run_job(job, workroot)
-            pickle.dump(result, results_out, protocol=pickle.HIGHEST_PROTOCOL)
-            results_out.flush()
+                result = run_job(job, workroot, jobs_in.fileno())
+            if result.get('host_gone'):
+                break                # nobody to answer; the step and all it started are gone
+            _answer(results_out, result)
     finally:
         shutil.rmtree(workroot, ignore_errors=True)
         for cgroups in _CGROUPS.values():
             cgroups.remove()
+
+
+def _answer(results_out, message):
+    pickle.dump(message, results_out, protocol=pickle.HIGHEST_PROTOCOL)
+    results_out.flush()
 
 
 def _serve_channel(jobs_fd, results_fd, control_fd):

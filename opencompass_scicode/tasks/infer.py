@@ -54,10 +54,11 @@ class InferTask(BaseTask):
         progress = ProgressFile(self.progress_path, self.name, sum(p.dataset.scored_step_count for p in parts),
                                 parts={p.dataset.abbr: p.dataset.scored_step_count for p in parts})
         code_runner = None
-        if any(p.infer_cfg.mode == 'tool_use' for p in parts):
+        tool_parts = [p for p in parts if p.infer_cfg.mode == 'tool_use']
+        if tool_parts:
             from ..inference.code_interpreter import CodeInterpreter
-            timeout = max(p.infer_cfg.code_timeout_seconds for p in parts)
-            code_runner = CodeInterpreter(timeout=timeout)
+            # Each call carries its own dataset's code timeout (modes.tool_use); this bounds the pool.
+            code_runner = CodeInterpreter(timeout=max(p.infer_cfg.code_timeout_seconds for p in tool_parts))
 
         def on_progress(part):
             progress.update_part(part.dataset.abbr, done=part.stats.done, errors=part.stats.errors)
