@@ -6,16 +6,14 @@ API keys are moved into the environment the run's processes inherit.
 """
 import os
 import sys
-from pathlib import Path
 
 from ..config.dump import dump_config
 from ..registry import to_plain
 from ..tasks.contract import TaskSpec
+from ..utils.pythonpath import with_package
 from ..utils.secrets import move_secrets_to_env
 
 TASK_MODULE = 'opencompass_scicode.tasks'
-# The directory holding the package: tasks started from a checkout import it from there.
-PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
 
 
 class BasePartitioner:
@@ -60,7 +58,7 @@ class BasePartitioner:
             config_path=str(config_path), log_path=str(log_path),
             progress_path=str(log_path.with_suffix('.progress.json')),
             outputs=[str(p) for p in outputs], depends_on=list(depends_on), labels=dict(labels or {}),
-            env={'PYTHONPATH': os.pathsep.join(p for p in (PACKAGE_PARENT, os.environ.get('PYTHONPATH')) if p)})
+            env={'PYTHONPATH': with_package(os.environ.get('PYTHONPATH'))})
         if not dry_run:
             config_path.parent.mkdir(parents=True, exist_ok=True)
             dump_config(dict(task=spec.to_dict(), work_dir=str(run_dir.work_dir),

@@ -7,5 +7,5 @@ from pathlib import Path
 
 # The stand-in `scicode` package that test processes import.
 RUNTIME_DIR = Path(__file__).resolve().parent / 'runtime'
-# The directory holding `opencompass_scicode`: on PYTHONPATH of every process we start.
-PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
+
+__all__ = ['RUNTIME_DIR']

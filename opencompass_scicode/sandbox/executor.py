@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from . import PACKAGE_PARENT
+from ..utils.pythonpath import with_package
 from .leftovers import sweep_once, sweep_worker
 
 THREAD_VARS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS',
@@ -84,7 +84,7 @@ class StepRun:
 
 def worker_env(threads):
     env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(PACKAGE_PARENT), env.get('PYTHONPATH')) if p)
+    env['PYTHONPATH'] = with_package(env.get('PYTHONPATH'))
     env.pop('PYTHONDONTWRITEBYTECODE', None)   # workers start faster with cached bytecode
     env['MPLBACKEND'] = 'Agg'
     for var in THREAD_VARS:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from . import PACKAGE_PARENT, RUNTIME_DIR
+from ..utils.pythonpath import with_package
+from . import RUNTIME_DIR
 
 
 @dataclass
@@ -43,8 +44,7 @@ def read_capped(path, cap):
 
 def test_process_env(extra=None):
     env = dict(os.environ)
-    paths = [str(RUNTIME_DIR), str(PACKAGE_PARENT)]
-    env['PYTHONPATH'] = os.pathsep.join(paths)
+    env['PYTHONPATH'] = with_package(first=[str(RUNTIME_DIR)])
     env['PYTHONDONTWRITEBYTECODE'] = '1'
     env['MPLBACKEND'] = 'Agg'
     env.update(extra or {})
