@@ -59,17 +59,15 @@ def official_style(dataset, preds, targets, workers, timeout, copies):
 
 def ours(dataset, preds, targets, workers, timeout, copies, use_durations):
     evaluator = SciCodeEvaluator(timeout=timeout, max_workers=workers)
-    steps = {s.step_id: s for p in dataset.problems for s in p.steps}
     durations = StepDurations(durations_path(dataset.data_dir) if use_durations else None)
     with tempfile.TemporaryDirectory() as shared_dir:
         start = time.monotonic()
         for _ in range(copies):
             jobs, _ = evaluator.jobs(dataset, preds, targets)
             shared = SharedVerdicts(shared_dir) if copies > 1 else LocalVerdicts()
-            records = evaluator.run_jobs(steps, jobs, targets.path,
-                                         shared=shared, durations=durations)
+            records = evaluator.run_jobs(jobs, targets.path, shared=shared, durations=durations)
         elapsed = time.monotonic() - start
-    verdicts = {sid: ('pass' if r['status'] == 'pass' else 'timeout' if r['status'] == 'timeout'
+    verdicts = {sid: ('pass' if r.status == 'pass' else 'timeout' if r.status == 'timeout'
                       else 'fail') for sid, r in records.items()}
     return elapsed, verdicts
 

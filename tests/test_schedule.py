@@ -101,7 +101,7 @@ def test_import_costs_defaults_merge_and_persistence(tmp_path):
     assert imports.seconds('scipy.linalg') == ImportCosts.DEFAULT
     durations = StepDurations(tmp_path / 'cache' / 'step_durations.json')
     path = tmp_path / 'cache' / 'step_durations.json'
-    durations.save({'1.1': ('key', 0.5)}, {'scipy.integrate': (0.6, ['scipy.special'], True)})
+    durations.save([('1.1', 'key', 0.5)], {'scipy.integrate': (0.6, ['scipy.special'], True)})
     again = StepDurations(path)
     assert again.expected('1.1', 'key') == 0.5
     assert again.imports.seconds('scipy.integrate') == 0.6

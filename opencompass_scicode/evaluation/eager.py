@@ -1,9 +1,14 @@
 """Scores a problem as soon as its inference is done, while other problems still generate.
 
-Runs inside the inference task, on a background thread, and puts verdicts in
-the run's shared verdict cache; the eval task later finds them there (same
-program, tests, targets and limits -> same key) instead of running them again.
+Runs inside the inference task. A background thread turns each finished
+problem into step jobs and hands them to the scheduler of its evaluator's
+settings (one pool of workers for all datasets that share them), so steps of
+different problems run side by side and inference never waits for scoring.
+Verdicts go to the run's shared verdict cache; the eval task later finds them
+there (same program, tests, targets and limits -> same key) instead of running
+them again.
 """
+import json
 import queue
 import threading
 
@@ -17,19 +22,24 @@ class EagerEvaluator:
         self.log = log
         self.items = queue.Queue()
         self.by_abbr = {}
-        self.executors = {}
+        self.schedulers = {}
         for part, evaluator in parts_and_evaluators:
             try:
                 # Targets not ready (regeneration pending) raise: that dataset is left to eval.
                 targets = load_targets(part.dataset)
-                self.by_abbr[part.dataset.abbr] = (part, evaluator, targets,
-                                                   StepDurations(durations_path(part.dataset.data_dir)))
             except Exception as exc:      # never let early scoring break inference
                 log(f'{part.dataset.abbr}: no early evaluation ({type(exc).__name__}: {exc})')
-        self.thread = threading.Thread(target=self._loop, daemon=True)
+                continue
+            pool = (json.dumps(evaluator.settings(), sort_keys=True), str(part.dataset.data_dir))
+            if pool not in self.schedulers:
+                durations = StepDurations(durations_path(part.dataset.data_dir))
+                self.schedulers[pool] = (evaluator.scheduler(self.shared, durations), durations)
+            self.by_abbr[part.dataset.abbr] = (part, evaluator, targets, *self.schedulers[pool])
+        self.thread = threading.Thread(target=self._loop, name='early-evaluation', daemon=True)
         self.thread.start()
 
     def submit(self, part, problem):
+        """Called by the inference loop: cheap, the work happens on the background thread."""
         if part.dataset.abbr in self.by_abbr:
             self.items.put((part.dataset.abbr, problem))
 
@@ -39,26 +49,25 @@ class EagerEvaluator:
             if item is None:
                 return
             abbr, problem = item
-            part, evaluator, targets, durations = self.by_abbr[abbr]
+            part, evaluator, targets, scheduler, durations = self.by_abbr[abbr]
             try:
-                predictions = part.store.load()
-                jobs, _ = evaluator.jobs(_OneProblem(part.dataset, problem), predictions, targets)
-                steps = {s.step_id: s for s in problem.steps}
-                if id(evaluator) not in self.executors:
-                    self.executors[id(evaluator)] = evaluator.make_executor()
-                    self.executors[id(evaluator)].start()
-                evaluator.run_jobs(steps, jobs, targets.path, shared=self.shared, durations=durations,
-                                   executor=self.executors[id(evaluator)])
-                if evaluator.protections:
-                    self.shared.put_meta('protections', evaluator.protections)
+                jobs, _ = evaluator.jobs(_OneProblem(part.dataset, problem), part.store.load(), targets)
+                scheduler.submit(evaluator.submissions(jobs, targets.path, durations, done=_ignore))
             except Exception as exc:   # the eval task will score it anyway
                 self.log(f'early evaluation of problem {problem.problem_id} skipped: {exc}')
 
     def finish(self):
+        """Wait until every submitted step has its verdict."""
         self.items.put(None)
         self.thread.join()
-        for executor in self.executors.values():
-            executor.close()
+        for scheduler, _ in self.schedulers.values():
+            scheduler.close()
+            if scheduler.protections:
+                self.shared.put_meta('protections', scheduler.protections)
+
+
+def _ignore(record):
+    """Early verdicts are read back from the shared cache by the eval task."""
 
 
 class _OneProblem:

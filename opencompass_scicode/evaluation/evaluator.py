@@ -1,6 +1,5 @@
 """Scores predictions: every scored step in its own sandboxed process, official semantics."""
 import os
-import threading
 from typing import Optional
 
 from ..datasets.chain import PREFILLED_MODES, code_chain
@@ -9,17 +8,8 @@ from ..results import StepRecord
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from .metrics import score
 from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
-from .schedule import Planner
-from .sharing import (LocalVerdicts, SharedVerdicts, StepDurations, durations_path, program_key,
-                      targets_identity)
-from .verdict import decide
-
-
-def _record(step, status, message='', run=None, violation=None):
-    if run is None:
-        return StepRecord(step.step_id, status, message=message, violation=violation)
-    return StepRecord(step.step_id, status, run.returncode, run.duration_s, run.stdout, run.stderr,
-                      message, violation)
+from .scheduler import StepScheduler, Submission
+from .sharing import SharedVerdicts, StepDurations, durations_path, program_key, targets_identity
 
 
 # The official harness gives each step program 1800 s.
@@ -124,20 +114,21 @@ class SciCodeEvaluator:
             for step in problem.scored_steps:
                 pred = predictions.get(step.step_id)
                 if pred is None:
-                    records[step.step_id] = _record(step, 'parse_error', 'no prediction for this step')
+                    records[step.step_id] = StepRecord.missing(step.step_id)
                 elif pred.get('error'):
-                    records[step.step_id] = _record(step, 'parse_error', pred['error'])
+                    records[step.step_id] = StepRecord(step.step_id, 'parse_error', message=pred['error'])
                 elif pred.get('truncated'):
-                    records[step.step_id] = _record(
-                        step, 'fail', 'the response was cut off by the token limit (finish_reason=length)')
+                    records[step.step_id] = StepRecord(
+                        step.step_id, 'fail',
+                        message='the response was cut off by the token limit (finish_reason=length)')
                 elif step.step_id not in targets.step_ids:
-                    records[step.step_id] = _record(step, 'eval_error',
-                                                    'the targets file has no entry for this step')
+                    records[step.step_id] = StepRecord(
+                        step.step_id, 'eval_error', message='the targets file has no entry for this step')
                 elif pred.get('program') is not None:
                     jobs[step.step_id] = self._job(problem, step, pred['program'], targets)
                 elif not (pred.get('code') or '').strip():
-                    records[step.step_id] = _record(step, 'parse_error',
-                                                    'no code could be extracted from the response')
+                    records[step.step_id] = StepRecord(
+                        step.step_id, 'parse_error', message='no code could be extracted from the response')
                 else:
                     prior = code_chain(problem, step.index, codes, dataset.prefilled_file,
                                        self.prefilled_mode)
@@ -162,114 +153,49 @@ class SciCodeEvaluator:
         return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers)
 
     # ------------------------------------------------------------ running
-    def run_jobs(self, steps_by_id, jobs, targets_path, on_step=None, shared=None, durations=None,
-                 executor=None):
-        """Run jobs on `max_workers` workers, one record per job, in the order schedule.py plans.
+    def submissions(self, jobs, targets_path, durations, done):
+        """What the scheduler needs of each job; `done(record)` is called with its verdict."""
+        identity = targets_identity(targets_path)
+        settings = self.verdict_settings()
+        out = []
+        for sid, job in jobs.items():
+            key = program_key(job, identity, settings)
+            out.append(Submission(key, job, durations.expected(sid, key), done))
+        return out
+
+    def scheduler(self, shared=None, durations=None):
+        """A pool of `max_workers` workers for this evaluator's limits (started on first use)."""
+        return StepScheduler(self.make_executor, shared, durations)
+
+    def run_jobs(self, jobs, targets_path, on_step=None, shared=None, durations=None):
+        """Run jobs in the order schedule.py plans; step_id -> StepRecord.
 
         A program another eval task has already run (or is running) is not run
         again: its verdict is shared.
         """
-        shared = shared or LocalVerdicts()
-        durations = durations or StepDurations(None)
-        identity = targets_identity(targets_path)
-        settings = self.verdict_settings()
-        keys = {sid: program_key(job, identity, settings) for sid, job in jobs.items()}
-        records, observed, imported = {}, {}, {}
+        records = {}
 
-        def finish(step_id, record):
-            records[step_id] = record
+        def done(record):
+            records[record.step_id] = record
             if on_step:
                 on_step(record)
 
-        for sid in jobs:              # run by another task (or early evaluation) already
-            cached = shared.get(keys[sid])
-            if cached is not None:
-                finish(sid, StepRecord.from_dict(cached, step_id=sid, shared=True))
-        jobs = {sid: job for sid, job in jobs.items() if sid not in records}
-        if not jobs:
-            return records
-        own = executor is None
-        if own:
-            executor = self.make_executor()
-            executor.start()
-        workers = min(executor.workers, len(jobs))
-        if executor.loaded is not None:
-            executor.watch |= set().union(*(job.modules for job in jobs.values()))
-        planner = Planner({sid: durations.expected(sid, keys[sid]) for sid in jobs},
-                          {sid: job.modules for sid, job in jobs.items()}, workers,
-                          durations.imports, executor.loaded, copy_s=executor.copy_s)
-        executor.prefetch([jobs[sid] for sid in planner.pending])
-        changed = threading.Condition(threading.RLock())
-
-        def next_step(slot):
-            """(step to run now, worker to copy first or None), or None when all are done; waits
-            while the rest is better run by another worker or is being run by another eval task."""
-            with changed:
-                while planner.pending:
-                    for sid in planner.order(slot):
-                        cached = shared.get(keys[sid])
-                        if cached is not None:       # another task (or early evaluation) ran it
-                            planner.drop(sid)
-                            finish(sid, StepRecord.from_dict(cached, step_id=sid, shared=True))
-                        elif shared.try_claim(keys[sid]):
-                            return sid, planner.take(slot, sid)
-                    changed.wait(0.1)
-                return None
-
-        def work(slot):
-            while True:
-                chosen = next_step(slot)
-                if chosen is None:
-                    return
-                sid, source = chosen
-                step = steps_by_id[sid]
-                run = None
-                try:
-                    if source is not None:
-                        executor.copy_worker(source, slot)   # else: the worker imports them itself
-                    run = executor.run(jobs[sid], slot)
-                    status, message, violation = decide(run, len(step.test_cases))
-                    record = _record(step, status, message, run, violation)
-                    protections = next((e.get('protections') for e in run.events
-                                        if e.get('event') == 'sandbox'), None)
-                    if protections and not self.protections:
-                        self.protections = protections
-                except Exception as exc:  # the harness failed, not the model
-                    record = _record(step, 'eval_error', f'{type(exc).__name__}: {exc}')
-                if record.status == 'eval_error':
-                    shared.release(keys[sid])      # do not share a harness failure
-                else:
-                    shared.put(keys[sid], record.to_dict())
-                with changed:
-                    if run is not None and record.status != 'eval_error':
-                        observed[sid] = (keys[sid], max(0.0, run.duration_s - run.import_s))
-                        imported.update(run.imported)
-                    planner.finished(slot)
-                    finish(sid, record)
-                    changed.notify_all()
-
-        try:
-            threads = [threading.Thread(target=work, args=(slot,), daemon=True) for slot in range(workers)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-        finally:
-            if own:
-                executor.close()
-        durations.save(observed, imported)
+        durations = durations or StepDurations(None)
+        scheduler = self.scheduler(shared, durations)
+        scheduler.submit(self.submissions(jobs, targets_path, durations, done))
+        scheduler.close()
+        self.protections = self.protections or scheduler.protections
         return records
 
     def evaluate(self, dataset, predictions, targets, on_step=None, shared_dir=None):
         """Per-step records and metrics for one model on one dataset."""
-        steps_by_id = {s.step_id: s for p in dataset.problems for s in p.steps}
         jobs, records = self.jobs(dataset, predictions, targets)
         for record in records.values():
             if on_step:
                 on_step(record)
         shared = SharedVerdicts(shared_dir) if shared_dir else None
         durations = StepDurations(durations_path(dataset.data_dir))
-        records.update(self.run_jobs(steps_by_id, jobs, targets.path, on_step, shared, durations))
+        records.update(self.run_jobs(jobs, targets.path, on_step, shared, durations))
         if shared is not None:
             # Every step may have been run by another task: report its sandbox.
             if self.protections:

@@ -57,7 +57,7 @@ def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, prog
     if not steps:
         return report
     executor = ScriptRunner(timeout=timeout, max_output_bytes=8 * 1024)
-    new, seconds = {}, {}
+    new, seconds = {}, []
     with tempfile.TemporaryDirectory(prefix='scicode-regen-') as tmp:
         def run_one(problem, step):
             part = Path(tmp) / f'{step.step_id}.h5'
@@ -69,7 +69,7 @@ def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, prog
             if result.returncode != 0 or not part.is_file():
                 why = 'timed out' if result.timed_out else result.stderr.strip()[-2000:]
                 return f'gold code failed: {why}'
-            seconds[step.step_id] = ('gold code', result.duration_s)
+            seconds.append((step.step_id, 'gold code', result.duration_s))
             return 'ok'
 
         # Longest-running problems first would be better; gold steps are few, keep file order.

@@ -21,7 +21,7 @@ class Planner:
 
     def __init__(self, expected, modules, workers, imports, loaded=None, clock=time.monotonic,
                  copy_s=None):
-        self.expected = expected
+        self.expected = dict(expected)
         self.modules = {sid: frozenset(mods) for sid, mods in modules.items()}
         self.imports = imports
         self.loaded = loaded
@@ -30,6 +30,12 @@ class Planner:
         self.pending = sorted(expected, key=lambda sid: -expected[sid])
         self.running = [None] * workers          # (started, expected seconds) per worker
         self.taking = [set() for _ in range(workers)]   # modules of steps handed to the worker
+
+    def add(self, expected, modules):
+        """More steps to plan (they arrive while others run)."""
+        self.expected.update(expected)
+        self.modules.update({sid: frozenset(mods) for sid, mods in modules.items()})
+        self.pending = sorted(self.pending + list(expected), key=lambda sid: -self.expected[sid])
 
     def _held(self, worker):
         return self.imports.closure(set(self.loaded[worker]) | self.taking[worker])

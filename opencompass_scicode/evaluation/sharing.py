@@ -199,7 +199,7 @@ class StepDurations:
         return max(seen.values())
 
     def save(self, observed, imports=None):
-        """observed: {step_id: (program key, seconds)}; imports: as ImportCosts.merge takes them."""
+        """observed: [(step_id, program key, seconds)]; imports: as ImportCosts.merge takes them."""
         if not imports:
             imports = {}
         if not self.path:
@@ -211,7 +211,7 @@ class StepDurations:
         with open(self.path.with_suffix('.lock'), 'w') as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             merged = self._load()
-            for step_id, (key, seconds) in observed.items():
+            for step_id, key, seconds in observed:
                 seen = merged.setdefault(step_id, {})
                 seen.pop(key, None)
                 seen[key] = round(seconds, 3)

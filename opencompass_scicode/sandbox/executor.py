@@ -65,6 +65,7 @@ class StepJob:
     guarded_names: tuple = ()   # names the dependency lines bind: the tests rely on them as bound
     modules: tuple = ()      # what the dependencies import: fast workers import it once
     timeout: Optional[float] = None   # seconds; None: the executor's Limits.timeout
+    threads: Optional[int] = None     # threads for numerical libraries; None: the worker's share
 
 
 @dataclass
@@ -338,6 +339,7 @@ class _BaseExecutor:
                        'preamble': job.preamble, 'guarded_names': list(job.guarded_names),
                        'modules': list(job.modules), 'nonce': nonce,
                        'timeout': self.limits.timeout if job.timeout is None else job.timeout,
+                       'threads': job.threads,
                        'limits': self.limits.for_job()}
 
     @staticmethod

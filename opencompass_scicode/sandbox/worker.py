@@ -164,6 +164,8 @@ def _child(job, workdir, out_w, err_w, rep_w, cgroups):
         if limits.get('drop_privileges', True):
             protections.update(sandbox.drop_privileges(workdir, DROP_OK))
         _reseed()
+        if job.get('threads'):
+            _use_threads(job['threads'])
         os.write(REPORT_FD, (json.dumps({'event': 'sandbox', 'nonce': job['nonce'],
                                          'protections': protections}) + '\n').encode())
         harness.run_step(job, REPORT_FD)
@@ -243,6 +245,16 @@ def _process_count(uid):
             except OSError:
                 pass
     return count
+
+
+def _use_threads(count):
+    """More (or fewer) threads for BLAS/OpenMP than the worker started with: the libraries are
+    loaded already, so their environment variables no longer count."""
+    try:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(count)
+    except Exception as exc:        # a step still runs, with the worker's share of threads
+        print(f'[worker] could not set {count} threads: {exc}', file=sys.stderr)
 
 
 def _reseed():
