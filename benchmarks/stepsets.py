@@ -1,7 +1,20 @@
-"""Step sets for benchmarks and verdict-equality tests: gold code, and gold code made to fail fast."""
+"""Step sets for benchmarks and verdict-equality tests.
+
+- `gold`: the gold code.
+- `stub`: the gold code with every function body replaced by `return 0`: fails fast, so
+  start-up costs dominate.
+- `real`: like a real model's answers: some steps pass, many fail fast, and two steps in
+  different problems burn CPU for a long time (40 s and 25 s by default), as a slow but
+  correct answer does. The gold steps known to be slow are stubbed, so the long ones stand out.
+"""
 import ast
 
 from opencompass_scicode.inference.extract import extract_code
+
+# Validation steps whose gold code takes more than a second or so on these machines.
+SLOW_GOLD = frozenset({'51.4', '47.4', '10.11', '49.4', '7.1', '6.1', '44.3', '78.3', '3.1'})
+# Long steps of the `real` set: single-step problems, so no later step repeats their code.
+LONG_STEPS = {'1.1': 40.0, '4.1': 25.0}
 
 
 def stub_code(gold):
@@ -17,12 +30,38 @@ def stub_code(gold):
     return ast.unparse(tree)
 
 
-def predictions(dataset, kind):
-    """Prediction records as a model would give them: kind is 'gold' or 'stub'."""
-    preds = {}
+def busy_code(cpu_seconds):
+    """Top-level code that keeps a core busy for `cpu_seconds` of CPU time (no import line:
+    code extraction removes those)."""
+    return (f"_bench_t = __import__('time')\n_bench_until = _bench_t.process_time() + {cpu_seconds}\n"
+            f'while _bench_t.process_time() < _bench_until:\n    pass\n')
+
+
+def _answer(code):
+    """What the evaluator gets from a response holding `code` (official extraction)."""
+    return extract_code(f'```python\n{code}\n```')
+
+
+def _code(step, kind, position, long_steps):
+    gold = step.ground_truth_code
+    if kind == 'gold':
+        return _answer(gold)
+    if kind == 'stub':
+        return _answer(stub_code(gold))
+    if step.step_id in long_steps:
+        return busy_code(long_steps[step.step_id]) + _answer(gold)
+    if step.step_id in SLOW_GOLD or position % 3 == 0:
+        return _answer(stub_code(gold))
+    return _answer(gold)
+
+
+def predictions(dataset, kind, long_steps=None):
+    """Prediction records as a model would give them, for a set named above."""
+    long_steps = LONG_STEPS if long_steps is None else long_steps
+    preds, position = {}, 0
     for problem in dataset.problems:
         for step in problem.scored_steps:
-            code = step.ground_truth_code if kind == 'gold' else stub_code(step.ground_truth_code)
+            position += 1
             preds[step.step_id] = {'step_id': step.step_id, 'program': None, 'error': None,
-                                   'code': extract_code(f'```python\n{code}\n```')}
+                                   'code': _code(step, kind, position, long_steps)}
     return preds

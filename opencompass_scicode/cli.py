@@ -237,8 +237,11 @@ def _main(args):
         print_plan({stage: specs for stage, specs in plan.items() if specs}, {d.abbr: d for d in datasets})
         return 0
 
+    summarizer = build(dict(cfg.get('summarizer') or {'type': SciCodeSummarizer}), key='summarizer')
     lock = RunLock(run_dir.root).acquire()
     try:
+        if stages and hasattr(summarizer, 'prepare'):
+            summarizer.prepare()
         run_dir.create()
         dump_config(redact_config({k: cfg[k] for k in cfg.keys()}), run_dir.config_path)
         console.print(f'run directory: {run_dir.root}')
@@ -247,7 +250,6 @@ def _main(args):
             specs = partitioner.partition(cfg, run_dir, stage, **options)
             statuses += run_stage(runner, run_dir, specs, stage, statuses)
         print_statuses(statuses)
-        summarizer = build(dict(cfg.get('summarizer') or {'type': SciCodeSummarizer}), key='summarizer')
         summarizer.summarize(cfg, run_dir)
     finally:
         lock.release()

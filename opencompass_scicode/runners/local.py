@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from rich.console import Console
@@ -54,7 +54,7 @@ class LocalRunner:
                 try:
                     while not all(f.done() for f in futures):
                         self._refresh(bar, rows, specs, futures)
-                        time.sleep(0.25)
+                        wait(futures, timeout=0.25, return_when=FIRST_COMPLETED)
                 except KeyboardInterrupt:
                     self.kill_all()
                     raise

@@ -1,4 +1,5 @@
 """Entry point of a task process: `python -m opencompass_scicode.tasks TASK_FILE`."""
+import json
 import sys
 import traceback
 
@@ -23,8 +24,8 @@ def task_class(stage):
 
 
 def load_task(path):
-    from mmengine.config import Config
-    cfg = Config.fromfile(str(path), format_python_code=False).to_dict()
+    with open(path, encoding='utf-8') as fh:
+        cfg = json.load(fh)
     return task_class(cfg['task']['stage'])(cfg)
 
 

@@ -1,7 +1,7 @@
 """The layout of one run's directory: `<work_dir>/<timestamp>/...`.
 
     configs/<timestamp>.py                    merged config of the run
-    configs/tasks/<stage>_<name>.py           one file per task
+    configs/tasks/<stage>_<name>.json         one file per task
     predictions/<model>/<dataset>.jsonl
     predictions/<model>/usage.json            requests, tokens, model time per dataset
     results/<model>/<dataset>.json
@@ -54,7 +54,7 @@ class RunDir:
         return '/'.join((stage, *parts))
 
     def task_config_path(self, name):
-        return self.root / 'configs' / 'tasks' / (name.replace('/', '_') + '.py')
+        return self.root / 'configs' / 'tasks' / (name.replace('/', '_') + '.json')
 
     def log_path(self, name):
         return self.root / 'logs' / f'{name}.out'
