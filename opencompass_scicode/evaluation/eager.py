@@ -17,9 +17,11 @@ from .sharing import SharedVerdicts, StepDurations, durations_path
 
 
 class EagerEvaluator:
-    def __init__(self, run_dir, parts_and_evaluators, log=print):
+    def __init__(self, run_dir, parts_and_evaluators, log=print, on_scored=None):
+        """on_scored(record): called (from a worker thread) with each step's early verdict."""
         self.shared = SharedVerdicts(run_dir.root / 'cache' / 'verdicts')
         self.log = log
+        self.on_scored = on_scored or (lambda record: None)
         self.items = queue.Queue()
         self.by_abbr = {}
         self.schedulers = {}
@@ -52,7 +54,7 @@ class EagerEvaluator:
             part, evaluator, targets, scheduler, durations = self.by_abbr[abbr]
             try:
                 jobs, _ = evaluator.jobs(_OneProblem(part.dataset, problem), part.store.load(), targets)
-                scheduler.submit(evaluator.submissions(jobs, targets.path, durations, done=_ignore))
+                scheduler.submit(evaluator.submissions(jobs, targets.path, durations, done=self.on_scored))
             except Exception as exc:   # the eval task will score it anyway
                 self.log(f'early evaluation of problem {problem.problem_id} skipped: {exc}')
 
@@ -64,10 +66,6 @@ class EagerEvaluator:
             scheduler.close()
             if scheduler.protections:
                 self.shared.put_meta('protections', scheduler.protections)
-
-
-def _ignore(record):
-    """Early verdicts are read back from the shared cache by the eval task."""
 
 
 class _OneProblem:

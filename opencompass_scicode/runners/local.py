@@ -65,14 +65,16 @@ class LocalRunner:
         for index, (row, spec, future) in enumerate(zip(rows, specs, futures)):
             info = read_progress(spec.progress_path)
             noun = 'errors' if spec.stage == 'infer' else 'failed'
+            # an inference task also scores problems as they finish
+            scored = f', {info["scored"]} scored' if (info or {}).get('scored') else ''
             if future.done():
                 status = future.result()
                 info = info or {}
                 total = info.get('total') or bar.tasks[row].total or 1
-                bar.update(row, total=total, completed=info.get('done', total), extra=status.state)
+                bar.update(row, total=total, completed=info.get('done', total), extra=status.state + scored)
             elif info:
                 bar.update(row, total=info['total'], completed=info['done'],
-                           extra=f'{info.get("errors", 0)} {noun}{_rate(info)}')
+                           extra=f'{info.get("errors", 0)} {noun}{_rate(info)}{scored}')
             elif spec.name in self._procs:
                 bar.update(row, extra='starting')
             parts = (info or {}).get('parts') or {}

@@ -63,7 +63,7 @@ class InferTask(BaseTask):
         def on_progress(part):
             progress.update_part(part.dataset.abbr, done=part.stats.done, errors=part.stats.errors)
 
-        eager = self._eager_evaluator(parts) if self.cfg.get('eager_eval') else None
+        eager = self._eager_evaluator(parts, progress) if self.cfg.get('eager_eval') else None
         inferencer = Inferencer(model, parts, on_progress=on_progress, code_runner=code_runner,
                                 on_problem_done=eager.submit if eager else None,
                                 discard_stale=self.cfg.get('discard_stale', False))
@@ -86,7 +86,9 @@ class InferTask(BaseTask):
             errors += st.errors
         return EXIT_STEP_ERRORS if errors else EXIT_OK
 
-    def _eager_evaluator(self, parts):
+    def _eager_evaluator(self, parts, progress):
+        """Scores problems as they finish; the eval tasks read these verdicts back."""
         from ..evaluation.eager import EagerEvaluator
         evaluators = [build_evaluator(cfg) for cfg in self.dataset_cfgs]
-        return EagerEvaluator(self.run_dir, list(zip(parts, evaluators)), log=self.log)
+        return EagerEvaluator(self.run_dir, list(zip(parts, evaluators)), log=self.log,
+                              on_scored=lambda record: progress.add('scored'))

@@ -30,6 +30,12 @@ class ProgressFile:
                 self.state['total'] = total
             self._write(force or self.state['done'] >= self.state['total'])
 
+    def add(self, name, count=1):
+        """Count something beside the steps (e.g. steps scored early, during inference)."""
+        with self._lock:
+            self.state[name] = self.state.get(name, 0) + count
+            self._write(False)
+
     def update_part(self, name, done, errors=0):
         """Progress of one part (a dataset of an inference task); the totals follow."""
         with self._lock:
