@@ -207,6 +207,7 @@ def test_killed_run_resumes_from_the_next_step(tmp_path, server):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     wait_until_gone(str(work))        # its inference task notices and stops too
+    time.sleep(1)                     # a request it sent as it died may still be reaching the server
     saved = [json.loads(l)['step_id'] for l in preds.read_text().splitlines() if l.strip()]
     assert 3 <= len(saved) < 6
     asked_before = len(server.log)
@@ -275,12 +276,17 @@ def test_chat_mode_end_to_end(tmp_path, server):
     assert 'conversation above' in convo[3]['content']
 
 
-def test_tool_use_mode_runs_the_tool_in_the_sandbox(tmp_path, server):
+def calls_the_tool_once(code):
+    """A server rule: the first answer to each step calls code_interpreter with `code`."""
     def rule(body):
         if body.get('tools') and body['messages'][-1]['role'] == 'user':
-            return {'tool_calls': [{'code': 'import os\nprint(6 * 7, os.getcwd() != "/")'}]}
+            return {'tool_calls': [{'code': code}]}
         return None
-    server.rule = rule
+    return rule
+
+
+def test_tool_use_mode_runs_the_tool_in_the_sandbox(tmp_path, server):
+    server.rule = calls_the_tool_once('import os\nprint(6 * 7, os.getcwd() != "/")')
     work = tmp_path / 'w'
     proc = run([write_config(tmp_path, server, mode='tool_use', infer_extra=', code_timeout_seconds=30',
                              both=False, sample_ids=['1']), '-w', work])
@@ -296,11 +302,7 @@ def test_tool_use_mode_runs_the_tool_in_the_sandbox(tmp_path, server):
 
 
 def test_tool_use_runs_each_datasets_snippets_with_its_own_code_timeout(tmp_path, server):
-    def rule(body):
-        if body.get('tools') and body['messages'][-1]['role'] == 'user':
-            return {'tool_calls': [{'code': 'import time\ntime.sleep(3)\nprint("woke")'}]}
-        return None
-    server.rule = rule
+    server.rule = calls_the_tool_once('import time\ntime.sleep(3)\nprint("woke")')
     datasets = f'''
         datasets = [dict(abbr=abbr, type=SciCodeDataset, path={str(DATA)!r}, split='validation',
                          with_bg=bg, sample_ids=['1'],
