@@ -1,6 +1,5 @@
 """Small hand-made SciCode-format data for fast tests."""
 import json
-import shutil
 from pathlib import Path
 
 TEMPLATE_NO_BG = ('NO-BG TEMPLATE\nPREVIOUS:\n{problem_steps_str}\nNEXT:\n{next_step_str}\n'

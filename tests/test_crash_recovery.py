@@ -1,5 +1,4 @@
 """run.py or a whole run killed outright: nothing keeps running, nothing races, `-r` finishes the job."""
-import json
 import os
 import signal
 import subprocess
@@ -9,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import processes_mentioning, wait_until_gone
+from helpers import wait_until_gone
 from test_end_to_end import DATA, ROOT, config, only_run, results, statuses
 
 pytestmark = pytest.mark.slow

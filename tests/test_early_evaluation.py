@@ -1,6 +1,5 @@
 """Early evaluation and evaluation tasks share one scheduler: steps of different problems run side
 by side, and no program is run twice."""
-import json
 import re
 import threading
 import time
