@@ -209,3 +209,12 @@ def test_config_and_data_errors_stop_before_any_work(official_data, tmp_path):
                 '-w', work, '-m', 'infer'])
     assert proc.returncode == 2 and 'gold code' in proc.stderr
     assert not work.exists()
+
+
+def test_debug_runs_every_task_in_run_py_itself(official_data, tmp_path):
+    work = tmp_path / 'w'
+    proc = run([config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", sample_ids=['1']), '-w', work,
+                '--debug'])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count('(in-process)') == 3 and 'running infer/ref in-process' in proc.stderr
+    assert results(only_run(work), 'ref', 'val_bg')['subproblem_correct'] == 1
