@@ -1,5 +1,8 @@
-import json
+import atexit
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -7,6 +10,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# Step timings of the made-up programs tests run must not mislead the planner on real runs
+# of this checkout: keep them apart (run.py and its tasks inherit this).
+if 'OPENCOMPASS_SCICODE_TIMINGS_DIR' not in os.environ:
+    _timings = tempfile.mkdtemp(prefix='scicode-test-timings-')
+    os.environ['OPENCOMPASS_SCICODE_TIMINGS_DIR'] = _timings
+    atexit.register(shutil.rmtree, _timings, ignore_errors=True)
 
 
 @pytest.fixture(scope='session')

@@ -83,7 +83,7 @@ def test_a_frozen_worker_costs_its_own_step_only(tiny, monkeypatch):
     timeout and the grace have passed: that step is eval_error, the steps after it still pass."""
     monkeypatch.setattr(_Worker, 'GRACE_S', 1)
     ds, targets = tiny
-    durations_path(ds.data_dir).unlink()     # the gold code's durations would reorder the steps
+    durations_path(ds.data_dir).unlink(missing_ok=True)     # the gold code's durations would reorder the steps
     preds = gold_predictions(ds)
     # 900.2's program holds 900.1's code too: only the first step to get here is frozen.
     preds['900.1']['code'] = CORRECT_ADD + "open('freeze-my-worker', 'w').close()\nimport time\ntime.sleep(1)\n"
