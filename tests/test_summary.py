@@ -12,7 +12,8 @@ def _results(model, dataset, with_bg, resolved, correct):
     return {'model': model, 'dataset': dataset, 'split': 'validation', 'with_bg': with_bg,
             'targets': 'regenerated', 'main_problem_resolve_rate': 100.0 * resolved / 3,
             'subproblem': 100.0 * correct / 6, 'main_problem_resolved': resolved, 'main_problem_total': 3,
-            'subproblem_correct': correct, 'subproblem_total': 6, 'problems': []}
+            'subproblem_correct': correct, 'subproblem_total': 6,
+            'categories': {'pass': correct, 'name_error': 6 - correct}, 'problems': []}
 
 
 CFG = {'models': [{'abbr': 'good'}, {'abbr': 'broken'}],
@@ -39,6 +40,9 @@ def test_summary_reads_results_status_and_usage_files(tmp_path):
     assert broken == ['broken', '-', 'failed', 'failed', 'failed', 'failed']
     text = run_dir.summary_path('txt').read_text()
     assert 'Inference usage' in text
+    categories = run_dir.summary_path('categories.csv').read_text().splitlines()
+    assert categories == ['model,dataset,pass,name_error', 'good,val,5,1', 'good,val_bg,5,1']
+    assert 'Why steps failed' in text and 'name_error' in text
     usage = text.split('Inference usage', 1)[1]
     usage_line = next(line for line in usage.splitlines() if line.startswith('good '))
     assert usage_line.split()[1:] == ['11', '13', '190', '70', '1', '2.2']

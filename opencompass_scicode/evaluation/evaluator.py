@@ -116,19 +116,23 @@ class SciCodeEvaluator:
                 if pred is None:
                     records[step.step_id] = StepRecord.missing(step.step_id)
                 elif pred.get('error'):
-                    records[step.step_id] = StepRecord(step.step_id, 'parse_error', message=pred['error'])
+                    records[step.step_id] = StepRecord(step.step_id, 'parse_error', message=pred['error'],
+                                                       category='no_code')
                 elif pred.get('truncated'):
                     records[step.step_id] = StepRecord(
                         step.step_id, 'fail',
-                        message='the response was cut off by the token limit (finish_reason=length)')
+                        message='the response was cut off by the token limit (finish_reason=length)',
+                        category='truncated')
                 elif step.step_id not in targets.step_ids:
                     records[step.step_id] = StepRecord(
-                        step.step_id, 'eval_error', message='the targets file has no entry for this step')
+                        step.step_id, 'eval_error', message='the targets file has no entry for this step',
+                        category='eval_error')
                 elif pred.get('program') is not None:
                     jobs[step.step_id] = self._job(problem, step, pred['program'], targets)
                 elif not (pred.get('code') or '').strip():
                     records[step.step_id] = StepRecord(
-                        step.step_id, 'parse_error', message='no code could be extracted from the response')
+                        step.step_id, 'parse_error', message='no code could be extracted from the response',
+                        category='no_code')
                 else:
                     prior = code_chain(problem, step.index, codes, dataset.prefilled_file,
                                        self.prefilled_mode)

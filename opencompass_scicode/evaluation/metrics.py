@@ -12,7 +12,7 @@ def percent(num, den):
 
 def score(problems, records):
     """`records` maps step_id -> StepRecord. Returns the metric part of a results file."""
-    per_problem = []
+    per_problem, categories = [], {}
     solved = correct_steps = scored_steps = 0
     for problem in problems:
         steps, correct, total = [], 0, 0
@@ -22,6 +22,8 @@ def score(problems, records):
                 continue
             record = records.get(step.step_id) or StepRecord.missing(step.step_id)
             steps.append(record.to_dict())
+            category = record.category or record.status
+            categories[category] = categories.get(category, 0) + 1
             total += 1
             correct += record.passed
         problem_correct = total > 0 and correct == total
@@ -37,5 +39,6 @@ def score(problems, records):
         'main_problem_total': len(problems),
         'subproblem_correct': correct_steps,
         'subproblem_total': scored_steps,
+        'categories': dict(sorted(categories.items(), key=lambda item: -item[1])),
         'problems': per_problem,
     }

@@ -35,11 +35,10 @@ class Submission:
     done: Callable[[StepRecord], None]
 
 
-def _record(step_id, status, message='', run=None, violation=None):
-    if run is None:
-        return StepRecord(step_id, status, message=message, violation=violation)
-    return StepRecord(step_id, status, run.returncode, run.duration_s, run.stdout, run.stderr,
-                      message, violation)
+def _record(step_id, verdict, run):
+    return StepRecord(step_id, verdict.status, run.returncode, run.duration_s, run.stdout, run.stderr,
+                      verdict.message, verdict.violation, category=verdict.category,
+                      error_type=verdict.error_type)
 
 
 class StepScheduler:
@@ -165,14 +164,14 @@ class StepScheduler:
                 if executor.workers > 1 and self._lone(slot, key):
                     job = dataclasses.replace(job, threads=executor.threads * executor.workers)
                 run = executor.run(job, slot)
-                status, message, violation = decide(run, len(job.tests))
-                record = _record(job.step_id, status, message, run, violation)
+                record = _record(job.step_id, decide(run, len(job.tests)), run)
                 protections = next((e.get('protections') for e in run.events
                                     if e.get('event') == 'sandbox'), None)
                 if protections and not self.protections:
                     self.protections = protections
             except Exception as exc:  # the harness failed, not the model
-                record = _record(job.step_id, 'eval_error', f'{type(exc).__name__}: {exc}')
+                record = StepRecord(job.step_id, 'eval_error', message=f'{type(exc).__name__}: {exc}',
+                                    category='eval_error', error_type=type(exc).__name__)
             if record.status == 'eval_error':
                 self.shared.release(key)      # do not share a harness failure
             else:

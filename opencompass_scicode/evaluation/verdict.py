@@ -1,54 +1,90 @@
-"""Where a step's verdict is decided.
+"""Where a step's verdict is decided, and why a failed step failed.
 
 A step passes only if the harness reported, with this run's nonce, that every
 test case ran to the end, nothing it watches was tampered with, and the
 process then exited 0 through the harness. Exit code 0 alone proves nothing
 (a program can call os._exit(0) halfway), so it is never enough.
+
+Every verdict also names a category, so that a reader sees at a glance why
+steps fail: `no_code`, `truncated`, `syntax_error`, `name_error`,
+`import_error`, `wrong_value` (an assertion of a test failed), `exception`
+(any other; `error_type` names its class), `timeout`, `resource_limit`
+(memory, processes, file size), `tamper` (the step tried to fake its verdict),
+`eval_error` (the harness failed, not the model), `pass`, `skipped`.
 """
 import signal
+from typing import NamedTuple, Optional
+
+from ..results import CATEGORIES  # noqa: F401  (the words used here)
+
+_BY_ERROR = {'SyntaxError': 'syntax_error', 'IndentationError': 'syntax_error', 'TabError': 'syntax_error',
+             'NameError': 'name_error', 'UnboundLocalError': 'name_error',
+             'ImportError': 'import_error', 'ModuleNotFoundError': 'import_error',
+             'AssertionError': 'wrong_value', 'MemoryError': 'resource_limit'}
+# Signals the limits send: address space (an allocation that fails hard), file size, the cgroup's OOM kill.
+_LIMIT_SIGNALS = {signal.SIGXFSZ, signal.SIGXCPU, signal.SIGKILL}
 
 
-def _signal_name(returncode):
+class Verdict(NamedTuple):
+    status: str
+    message: str
+    violation: Optional[str] = None
+    category: Optional[str] = None
+    error_type: Optional[str] = None
+
+
+def _signal_of(returncode):
     try:
-        return signal.Signals(-returncode).name
+        return signal.Signals(-returncode)
     except (ValueError, TypeError):
-        return str(-returncode)
+        return None
+
+
+def _exception(event):
+    error_type = event.get('error_type') or str(event.get('detail', '')).split(':', 1)[0] or None
+    category = _BY_ERROR.get(error_type, 'exception')
+    if category == 'name_error' and event.get('name'):
+        error_type = f'{error_type}: {event["name"]}'     # the name the model's code lacked
+    return Verdict('fail', f'{event.get("where")} raised {event.get("detail")}', None, category, error_type)
 
 
 def decide(run, n_tests):
-    """(status, message, violation) for a StepRun."""
+    """The Verdict for a StepRun."""
     if run.error:
-        return 'eval_error', run.error, None
+        return Verdict('eval_error', run.error, None, 'eval_error')
     if run.timed_out:
-        return 'timeout', 'timed out; the step and everything it started were killed', None
+        return Verdict('timeout', 'timed out; the step and everything it started were killed', None, 'timeout')
     if run.process_limit_hit:
-        return 'fail', 'started more processes than allowed; the step was killed', 'process flood'
+        return Verdict('fail', 'started more processes than allowed; the step was killed', 'process flood',
+                       'resource_limit', 'process limit')
     events = run.events
     forged = [e for e in events if e.get('event') in ('forged', 'garbled')]
     if forged:
-        return 'fail', 'the step wrote a report the harness did not send', 'forged harness report'
+        return Verdict('fail', 'the step wrote a report the harness did not send', 'forged harness report',
+                       'tamper')
     violations = [e for e in events if e['event'] == 'violation']
     if violations:
         v = violations[0]
-        return 'fail', f'{v.get("where")}: {v.get("detail")}', v.get('detail')
+        return Verdict('fail', f'{v.get("where")}: {v.get("detail")}', v.get('detail'), 'tamper')
     harness_errors = [e for e in events if e['event'] == 'harness_error']
     if harness_errors:
-        return 'eval_error', 'harness error: ' + harness_errors[0].get('detail', '')[-500:], None
+        return Verdict('eval_error', 'harness error: ' + harness_errors[0].get('detail', '')[-500:], None,
+                       'eval_error')
     exceptions = [e for e in events if e['event'] == 'exception']
     if exceptions:
-        e = exceptions[0]
-        return 'fail', f'{e.get("where")} raised {e.get("detail")}', None
+        return _exception(exceptions[0])
     completed = [e for e in events if e['event'] == 'completed']
     done = sum(1 for e in events if e['event'] == 'test_done')
     if completed and completed[0].get('tests') == n_tests and done == n_tests and run.returncode == 0:
-        return 'pass', f'all {n_tests} test cases ran to the end', None
+        return Verdict('pass', f'all {n_tests} test cases ran to the end', None, 'pass')
     started = any(e['event'] == 'started' for e in events)
-    if run.returncode is not None and run.returncode < 0:
-        why = f'killed by {_signal_name(run.returncode)}'
-    else:
-        why = f'exited with code {run.returncode}'
+    sig = _signal_of(run.returncode) if run.returncode is not None and run.returncode < 0 else None
+    why = f'killed by {sig.name if sig else -run.returncode}' if run.returncode is not None and run.returncode < 0 \
+        else f'exited with code {run.returncode}'
     where = f'after {done} of {n_tests} test cases' if started else 'before the program started'
-    violation = None
-    if run.returncode == 0:
-        violation = 'exited with code 0 before the tests finished'
-    return 'fail', f'the process {why} {where}', violation
+    message = f'the process {why} {where}'
+    if run.returncode == 0:          # left on its own, before the tests were done
+        return Verdict('fail', message, 'exited with code 0 before the tests finished', 'tamper')
+    if sig in _LIMIT_SIGNALS:
+        return Verdict('fail', message, None, 'resource_limit', sig.name)
+    return Verdict('fail', message, None, 'exception', sig.name if sig else None)

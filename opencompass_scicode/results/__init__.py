@@ -1,4 +1,4 @@
 """What scoring produced: one typed record per step verdict, as results files keep them."""
-from .record import STATUSES, StepRecord
+from .record import CATEGORIES, STATUSES, StepRecord
 
-__all__ = ['STATUSES', 'StepRecord']
+__all__ = ['CATEGORIES', 'STATUSES', 'StepRecord']

@@ -8,6 +8,10 @@ from dataclasses import dataclass, fields
 from typing import Optional
 
 STATUSES = ('pass', 'fail', 'timeout', 'parse_error', 'eval_error', 'skipped')
+# Why a step failed, in a word (decided in evaluation/verdict.py), in the order tables show them.
+CATEGORIES = ('pass', 'no_code', 'truncated', 'syntax_error', 'name_error', 'import_error',
+              'wrong_value', 'exception', 'timeout', 'resource_limit', 'tamper', 'eval_error',
+              'skipped')
 
 
 @dataclass
@@ -21,6 +25,8 @@ class StepRecord:
     message: str = ''
     violation: Optional[str] = None  # what the step's code tried, if it tampered with its verdict
     shared: bool = False             # verdict of the same program run by another task of this run
+    category: Optional[str] = None   # why it failed, in a word (evaluation/verdict.py)
+    error_type: Optional[str] = None  # the exception's class (`NameError: x` names what was missing)
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -32,19 +38,19 @@ class StepRecord:
 
     @classmethod
     def missing(cls, step_id):
-        return cls(step_id, 'parse_error', message='no prediction for this step')
+        return cls(step_id, 'parse_error', message='no prediction for this step', category='no_code')
 
     @classmethod
     def skipped(cls, step_id):
-        return cls(step_id, 'skipped', message='prefilled step: code given by the benchmark, not scored')
+        return cls(step_id, 'skipped', message='prefilled step: code given by the benchmark, not scored',
+                   category='skipped')
 
     def to_dict(self):
-        """The step's entry in a results file (`violation` and `shared` only when they say something)."""
+        """The step's entry in a results file (the optional fields only when they say something)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
-        if out['violation'] is None:
-            del out['violation']
-        if not out['shared']:
-            del out['shared']
+        for name in ('violation', 'shared', 'category', 'error_type'):
+            if out[name] in (None, False):
+                del out[name]
         return out
 
     @classmethod

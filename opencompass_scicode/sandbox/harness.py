@@ -75,7 +75,7 @@ def run_step(job, report_fd):
             exec(compile(job['dependencies'], 'dependencies', 'exec'), namespace)
         except Exception as exc:   # the program would fail on its first lines: a failed step
             traceback.print_exc()
-            report('exception', where='dependencies', detail=f'{type(exc).__name__}: {exc}'[:500])
+            report('exception', where='dependencies', **_described(exc))
             return
         denied = _deny_targets(flags)
         guard = Guard(namespace, job.get('guarded_names', ()))
@@ -99,6 +99,14 @@ def run_step(job, report_fd):
         _exit(status)
 
 
+def _described(exc):
+    """What the verdict needs to know of an exception: its text, its class, a missing name."""
+    fields = {'detail': f'{type(exc).__name__}: {exc}'[:500], 'error_type': type(exc).__name__}
+    if isinstance(exc, NameError) and isinstance(getattr(exc, 'name', None), str):
+        fields['name'] = exc.name
+    return fields
+
+
 def _run(source, filename, namespace, report, where, guard, flags):
     # Compiled here, inside the reporting: code that does not compile is the
     # model's fault (python refuses the official program file), not the harness's.
@@ -114,7 +122,7 @@ def _run(source, filename, namespace, report, where, guard, flags):
         if problems:     # the failure may come from the tampering itself: report that
             report('violation', where=where, detail='; '.join(problems))
         else:
-            report('exception', where=where, detail=f'{type(exc).__name__}: {exc}'[:500])
+            report('exception', where=where, **_described(exc))
         return False
     problems = guard.violations() + flags
     if problems:

@@ -16,6 +16,8 @@ from collections import OrderedDict
 
 from tabulate import tabulate
 
+from ..results import CATEGORIES
+
 MISSING, FAILED = '-', 'failed'
 USAGE_COLUMNS = ('steps answered', 'requests', 'prompt tokens', 'completion tokens', 'errors',
                  'model time (s)')
@@ -121,25 +123,32 @@ class SciCodeSummarizer:
 
     def summarize(self, cfg, run_dir, echo=True):
         header, body, collected, groups = self.rows(cfg, run_dir)
-        notes = self._notes(collected)
         title = 'SciCode results: ' + ', '.join(label for label, _ in groups)
-        text = title + '\n\n' + tabulate(body, headers=header, tablefmt='simple', disable_numparse=True)
-        usage_header, usage_rows = self.usage(cfg, run_dir)
-        if usage_rows:
-            text += '\n\nInference usage\n\n' + tabulate(usage_rows, headers=usage_header, tablefmt='simple')
-        txt = text + ('\n\n' + '\n'.join(notes) if notes else '') + '\n'
+        sections = [('results', title, header, body)]
+        for name, heading, (extra_header, extra_rows) in (
+                ('categories', 'Why steps failed (scored steps per category)', self.categories(cfg, collected)),
+                ('usage', 'Inference usage', self.usage(cfg, run_dir))):
+            if extra_rows:
+                sections.append((name, heading, extra_header, extra_rows))
+        notes = self._notes(collected)
+        txt = '\n\n'.join(f'{heading}\n\n' + tabulate(rows, headers=head, tablefmt='simple', disable_numparse=True)
+                          for _, heading, head, rows in sections)
+        txt += ('\n\n' + '\n'.join(notes) if notes else '') + '\n'
         run_dir.summary_path('txt').write_text(txt, encoding='utf-8')
-        md = f'## {title}\n\n' + tabulate(body, headers=header, tablefmt='github', disable_numparse=True)
-        if usage_rows:
-            md += '\n\n### Inference usage\n\n' + tabulate(usage_rows, headers=usage_header, tablefmt='github')
-        run_dir.summary_path('md').write_text(md + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '')
-                                              + '\n', encoding='utf-8')
-        buf = io.StringIO()
-        writer = csv.writer(buf)
-        writer.writerow(header)
-        writer.writerows(body)
-        run_dir.summary_path('csv').write_text(buf.getvalue(), encoding='utf-8')
-        written = [run_dir.summary_path(ext) for ext in ('txt', 'csv', 'md')]
+        md = '\n\n'.join(f'{"##" if i == 0 else "###"} {heading}\n\n'
+                         + tabulate(rows, headers=head, tablefmt='github', disable_numparse=True)
+                         for i, (_, heading, head, rows) in enumerate(sections))
+        md += ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '') + '\n'
+        run_dir.summary_path('md').write_text(md, encoding='utf-8')
+        written = [run_dir.summary_path(ext) for ext in ('txt', 'md')]
+        for name, _, head, rows in sections:       # one CSV per table: summary_<ts>.csv, ...
+            path = run_dir.summary_path('csv' if name == 'results' else f'{name}.csv')
+            buf = io.StringIO()
+            writer = csv.writer(buf)
+            writer.writerow(head)
+            writer.writerows(rows)
+            path.write_text(buf.getvalue(), encoding='utf-8')
+            written.append(path)
         if self.plot:
             png = self._plot(cfg, collected, groups, run_dir)
             if png:
@@ -148,6 +157,16 @@ class SciCodeSummarizer:
             print(txt)
             print('summary written to:\n  ' + '\n  '.join(map(str, written)))
         return {'header': header, 'rows': body, 'files': [str(p) for p in written]}
+
+    @staticmethod
+    def categories(cfg, collected):
+        """Per model and dataset: how many scored steps fell in each category (results/record.py)."""
+        counted = {key: value.get('categories') or {} for key, value in collected.items()
+                   if isinstance(value, dict)}
+        present = [c for c in CATEGORIES if any(c in counts for counts in counted.values())]
+        rows = [[m['abbr'], ds['abbr'], *[counted[m['abbr'], ds['abbr']].get(c, 0) for c in present]]
+                for m in cfg['models'] for ds in cfg['datasets'] if (m['abbr'], ds['abbr']) in counted]
+        return ['model', 'dataset', *present], rows
 
     @staticmethod
     def usage(cfg, run_dir):
