@@ -70,3 +70,42 @@ def test_step_record_keeps_the_results_file_layout_and_refuses_unknown_statuses(
         '1.1', 'fail', 1, 0.5, 'out', 'err', 'raised ValueError', shared=True)
     with pytest.raises(ValueError, match='passed'):
         StepRecord('1.1', 'passed')
+
+
+def _problems(solved_steps):
+    """Results-file problems: one (passed, scored) pair per problem."""
+    return [{'problem_id': str(i), 'problem_correct': c == t, 'total_correct': c, 'total_steps': t}
+            for i, (c, t) in enumerate(solved_steps)]
+
+
+def test_all_pass_gives_an_interval_ending_at_100():
+    from opencompass_scicode.results.stats import intervals
+    out = intervals(_problems([(3, 3)] * 15))
+    assert out == {'main_problem_resolve_rate_ci95': [100.0, 100.0], 'subproblem_ci95': [100.0, 100.0]}
+
+
+def test_a_mixed_case_has_the_width_of_a_binomial_interval_and_is_seeded():
+    from opencompass_scicode.results.stats import intervals
+    problems = _problems([(1, 1)] * 5 + [(0, 1)] * 10)          # 5 of 15 solved: 33.3%
+    out = intervals(problems)
+    low, high = out['main_problem_resolve_rate_ci95']
+    assert low < 100 / 3 < high
+    normal_width = 2 * 1.96 * (1 / 3 * 2 / 3 / 15) ** 0.5 * 100   # 47.7 points
+    assert abs((high - low) - normal_width) < 8
+    assert intervals(problems) == out                            # the same numbers every time
+    # clustered: steps of one problem move together, so the interval is wider than per step
+    clustered = intervals(_problems([(4, 4)] * 5 + [(0, 4)] * 10))['subproblem_ci95']
+    assert clustered[1] - clustered[0] > 40
+
+
+def test_paired_difference_resamples_problems_together():
+    from opencompass_scicode.results.stats import paired_difference
+    base = _problems([(0, 2)] * 10)
+    better = _problems([(2, 2)] * 5 + [(0, 2)] * 5)
+    diff = paired_difference(base, better)
+    assert diff['problems'] == 10 and diff['main'][0] == 50.0 and diff['subproblem'][0] == 50.0
+    low, high = diff['main'][1]
+    assert 0 < low < 50 < high <= 100
+    same = paired_difference(base, base)
+    assert same['main'] == (0.0, [0.0, 0.0])
+    assert paired_difference(base, _problems([])) is None

@@ -13,7 +13,10 @@ def _results(model, dataset, with_bg, resolved, correct):
             'targets': 'regenerated', 'main_problem_resolve_rate': 100.0 * resolved / 3,
             'subproblem': 100.0 * correct / 6, 'main_problem_resolved': resolved, 'main_problem_total': 3,
             'subproblem_correct': correct, 'subproblem_total': 6,
-            'categories': {'pass': correct, 'name_error': 6 - correct}, 'problems': []}
+            'categories': {'pass': correct, 'name_error': 6 - correct},
+            'main_problem_resolve_rate_ci95': [10.0, 100.0], 'subproblem_ci95': [50.0, 100.0],
+            'problems': [{'problem_id': str(i), 'problem_correct': i < resolved, 'total_correct': c,
+                          'total_steps': 2} for i, c in enumerate((2, 2, correct - 4))]}
 
 
 CFG = {'models': [{'abbr': 'good'}, {'abbr': 'broken'}],
@@ -36,13 +39,16 @@ def test_summary_reads_results_status_and_usage_files(tmp_path):
     run_dir.usage_path('good').write_text(json.dumps(usage))
     out = SciCodeSummarizer(plot=False).summarize(CFG, run_dir, echo=False)
     good, broken = out['rows']
-    assert good == ['good', 'regenerated', '66.7 (2/3)', '83.3 (5/6)', '66.7 (2/3)', '83.3 (5/6)']
+    assert good == ['good', 'regenerated', '66.7 (2/3) [10-100]', '83.3 (5/6) [50-100]',
+                    '66.7 (2/3) [10-100]', '83.3 (5/6) [50-100]']
     assert broken == ['broken', '-', 'failed', 'failed', 'failed', 'failed']
     text = run_dir.summary_path('txt').read_text()
     assert 'Inference usage' in text
     categories = run_dir.summary_path('categories.csv').read_text().splitlines()
     assert categories == ['model,dataset,pass,name_error', 'good,val,5,1', 'good,val_bg,5,1']
     assert 'Why steps failed' in text and 'name_error' in text
+    comparisons = run_dir.summary_path('comparisons.csv').read_text().splitlines()
+    assert comparisons[1] == 'good: w/ bg - w/o bg,val,3,"+0.0 [+0.0, +0.0]","+0.0 [+0.0, +0.0]"'
     usage = text.split('Inference usage', 1)[1]
     usage_line = next(line for line in usage.splitlines() if line.startswith('good '))
     assert usage_line.split()[1:] == ['11', '13', '190', '70', '1', '2.2']
@@ -51,7 +57,7 @@ def test_summary_reads_results_status_and_usage_files(tmp_path):
 @pytest.mark.parametrize('n_models', [1, 6])
 def test_plot_keeps_title_and_legend_on_the_canvas(n_models):
     models = [f'model-{i}' for i in range(n_models)]
-    series = [(f'scicode_validation {metric}, {side}', [50.0] * n_models)
+    series = [(f'scicode_validation {metric}, {side}', [50.0] * n_models, [[25.0, 75.0]] * n_models)
               for side in ('w/o bg', 'w/ bg') for metric in ('main', 'sub-steps')]
     fig = bar_chart(models, series)
     fig.canvas.draw()

@@ -1,9 +1,11 @@
 """SciCode metrics from per-step records.
 
 Denominators are the whole dataset (split and sample_ids): a step with no
-record counts as failed. Prefilled steps are left out of both sides.
+record counts as failed. Prefilled steps are left out of both sides. Each
+rate comes with its 95% interval, clustered by problem.
 """
 from ..results import StepRecord
+from ..results.stats import intervals
 
 
 def percent(num, den):
@@ -39,6 +41,7 @@ def score(problems, records):
         'main_problem_total': len(problems),
         'subproblem_correct': correct_steps,
         'subproblem_total': scored_steps,
+        **intervals(per_problem),          # 95%, bootstrap over problems (results/stats.py)
         'categories': dict(sorted(categories.items(), key=lambda item: -item[1])),
         'problems': per_problem,
     }

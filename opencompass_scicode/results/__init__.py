@@ -1,4 +1,5 @@
-"""What scoring produced: one typed record per step verdict, as results files keep them."""
+"""What scoring produced: one typed record per step verdict, as results files keep them, and
+the statistics read from them."""
 from .record import CATEGORIES, STATUSES, StepRecord
 
 __all__ = ['CATEGORIES', 'STATUSES', 'StepRecord']

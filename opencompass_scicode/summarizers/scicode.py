@@ -17,6 +17,7 @@ from collections import OrderedDict
 from tabulate import tabulate
 
 from ..results import CATEGORIES
+from ..results.stats import paired_difference
 
 MISSING, FAILED = '-', 'failed'
 USAGE_COLUMNS = ('steps answered', 'requests', 'prompt tokens', 'completion tokens', 'errors',
@@ -46,11 +47,23 @@ def group_datasets(datasets):
     return [(g.pop('label'), g) for g in groups.values()]
 
 
+# metric -> (rate key, its 95% interval, numerator, denominator) of a results file
+KEYS = {'main': ('main_problem_resolve_rate', 'main_problem_resolve_rate_ci95', 'main_problem_resolved',
+                 'main_problem_total'),
+        'sub': ('subproblem', 'subproblem_ci95', 'subproblem_correct', 'subproblem_total')}
+
+
 def _cell(results, metric):
-    if metric == 'main':
-        return (f'{results["main_problem_resolve_rate"]:.1f} '
-                f'({results["main_problem_resolved"]}/{results["main_problem_total"]})')
-    return f'{results["subproblem"]:.1f} ({results["subproblem_correct"]}/{results["subproblem_total"]})'
+    """`rate (correct/total) [95% interval]`; the interval only where the results file has one."""
+    rate, ci, num, den = KEYS[metric]
+    text = f'{results[rate]:.1f} ({results[num]}/{results[den]})'
+    if results.get(ci):
+        text += f' [{results[ci][0]:.0f}-{results[ci][1]:.0f}]'
+    return text
+
+
+def _difference(point, interval):
+    return f'{point:+.1f} [{interval[0]:+.1f}, {interval[1]:+.1f}]'
 
 
 class SciCodeSummarizer:
@@ -126,6 +139,8 @@ class SciCodeSummarizer:
         title = 'SciCode results: ' + ', '.join(label for label, _ in groups)
         sections = [('results', title, header, body)]
         for name, heading, (extra_header, extra_rows) in (
+                ('comparisons', 'Paired differences (percentage points, 95% interval over shared problems)',
+                 self.comparisons(cfg, collected, groups)),
                 ('categories', 'Why steps failed (scored steps per category)', self.categories(cfg, collected)),
                 ('usage', 'Inference usage', self.usage(cfg, run_dir))):
             if extra_rows:
@@ -157,6 +172,32 @@ class SciCodeSummarizer:
             print(txt)
             print('summary written to:\n  ' + '\n  '.join(map(str, written)))
         return {'header': header, 'rows': body, 'files': [str(p) for p in written]}
+
+    @staticmethod
+    def comparisons(cfg, collected, groups):
+        """With minus without background for each model, and each later model minus each earlier
+        one on the same dataset, resampled together over the problems both scored."""
+        rows = []
+
+        def compare(what, first, second, where):
+            if isinstance(first, dict) and isinstance(second, dict):
+                diff = paired_difference(first['problems'], second['problems'])
+                if diff:
+                    rows.append([what, where, diff['problems'], _difference(*diff['main']),
+                                 _difference(*diff['subproblem'])])
+
+        models = [m['abbr'] for m in cfg['models']]
+        for label, members in groups:
+            if members['without'] and members['with']:
+                for m in models:
+                    compare(f'{m}: w/ bg - w/o bg', collected.get((m, members['without'])),
+                            collected.get((m, members['with'])), label)
+        for ds in cfg['datasets']:
+            for i, first in enumerate(models):
+                for second in models[i + 1:]:
+                    compare(f'{second} - {first}', collected.get((first, ds['abbr'])),
+                            collected.get((second, ds['abbr'])), ds['abbr'])
+        return ['comparison', 'dataset', 'problems', 'main', 'sub-steps'], rows
 
     @staticmethod
     def categories(cfg, collected):
@@ -206,12 +247,15 @@ class SciCodeSummarizer:
                 if not abbr:
                     continue
                 for metric, metric_name in self.METRICS:
-                    key = 'main_problem_resolve_rate' if metric == 'main' else 'subproblem'
-                    values = []
+                    rate, ci = KEYS[metric][:2]
+                    values, intervals = [], []
                     for m in models:
                         res = collected.get((m, abbr))
-                        values.append(res[key] if isinstance(res, dict) else 0.0)
-                    series.append((f'{label} {metric_name}, {side_name}', values))
+                        value = res[rate] if isinstance(res, dict) else 0.0
+                        values.append(value)
+                        intervals.append((res.get(ci) or [value, value]) if isinstance(res, dict)
+                                         else [value, value])
+                    series.append((f'{label} {metric_name}, {side_name}', values, intervals))
         if not series or not any(isinstance(v, dict) for v in collected.values()):
             return None
         import matplotlib.pyplot as plt
@@ -232,7 +276,8 @@ PLOT_TITLE = 'SciCode: main problems and sub-steps, without / with background'
 
 
 def bar_chart(models, series):
-    """Grouped bars, one group per model; `series` is [(label, [% per model])]."""
+    """Grouped bars, one group per model, with error bars; `series` is
+    [(label, [% per model], [[low, high] per model])]."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -240,12 +285,15 @@ def bar_chart(models, series):
     width = 0.8 / len(series)
     fig, ax = plt.subplots(figsize=(max(7, 1.5 + len(models) * len(series) * 0.45), 4.8),
                            layout='constrained')
-    for i, (label, values) in enumerate(series):
+    for i, (label, values, intervals) in enumerate(series):
         xs = [m + i * width for m in range(len(models))]
-        bars = ax.bar(xs, values, width, label=label)
+        errors = [[v - low for v, (low, _) in zip(values, intervals)],
+                  [high - v for v, (_, high) in zip(values, intervals)]]
+        bars = ax.bar(xs, values, width, label=label, yerr=errors, capsize=2,
+                      error_kw={'elinewidth': 0.8, 'alpha': 0.7})
         ax.bar_label(bars, fmt='%.0f', fontsize=7)
     ax.set_xticks([m + width * (len(series) - 1) / 2 for m in range(len(models))], models)
-    ax.set_ylabel('% correct')
+    ax.set_ylabel('% correct (95% interval over problems)')
     ax.set_ylim(0, 110)
     # A figure title (not the axes'): the layout engine keeps it, the legend and the labels on the canvas.
     fig.suptitle(PLOT_TITLE, fontsize=11)
