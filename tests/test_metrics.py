@@ -109,3 +109,22 @@ def test_paired_difference_resamples_problems_together():
     same = paired_difference(base, base)
     assert same['main'] == (0.0, [0.0, 0.0])
     assert paired_difference(base, _problems([])) is None
+
+
+def test_scores_without_known_defects_sit_beside_the_official_ones():
+    from opencompass_scicode.results.defects import excluding_known_defects, known_defects
+    listed, source = known_defects()
+    assert {'44.3', '47.4', '70.8', '78.3'} <= listed and len(listed) == 4 + 71
+    assert source['commit'] and [entry['split'] for entry in source['lists']] == ['validation', 'test']
+    problems = [_problem('44', 3), _problem('1', 1), _problem('29', 3)]
+    records = {'44.1': rec('44.1', 'pass'), '44.2': rec('44.2', 'pass'), '44.3': rec('44.3', 'fail'),
+               '1.1': rec('1.1', 'pass'), '29.1': rec('29.1', 'pass'), '29.2': rec('29.2', 'fail'),
+               '29.3': rec('29.3', 'pass')}
+    out = score(problems, records)
+    assert (out['main_problem_resolved'], out['subproblem_correct']) == (1, 5)   # official: unchanged
+    clean = out['excluding_known_defects']
+    assert clean['steps_excluded'] == 1
+    assert (clean['subproblem_correct'], clean['subproblem_total']) == (5, 6)    # 44.3 left out
+    assert (clean['main_problem_resolved'], clean['main_problem_total']) == (1, 2)   # problem 44 left out
+    assert clean['source']['source'].startswith('SciCode-Verified')
+    assert excluding_known_defects([])['main_problem_total'] == 0

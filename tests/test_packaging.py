@@ -53,6 +53,8 @@ def test_wheel_holds_every_package_dir_runtime_file_and_the_console_script(wheel
     assert sorted(source_dirs - wheel_dirs) == []
     runtime = {str(p.relative_to(ROOT)) for p in _source_files(RUNTIME)}
     assert sorted(runtime - names) == []
+    data = {str(p.relative_to(ROOT)) for p in PACKAGE.rglob('*.json')}     # e.g. the known defects
+    assert data and sorted(data - names) == []
     assert dict(parser['console_scripts']) == {'opencompass-scicode': 'opencompass_scicode.cli:main'}
 
 

@@ -15,6 +15,9 @@ def _results(model, dataset, with_bg, resolved, correct):
             'subproblem_correct': correct, 'subproblem_total': 6,
             'categories': {'pass': correct, 'name_error': 6 - correct},
             'main_problem_resolve_rate_ci95': [10.0, 100.0], 'subproblem_ci95': [50.0, 100.0],
+            'excluding_known_defects': {'steps_excluded': 2, 'main_problem_resolve_rate': 50.0,
+                                        'main_problem_resolved': 1, 'main_problem_total': 2,
+                                        'subproblem': 75.0, 'subproblem_correct': 3, 'subproblem_total': 4},
             'problems': [{'problem_id': str(i), 'problem_correct': i < resolved, 'total_correct': c,
                           'total_steps': 2} for i, c in enumerate((2, 2, correct - 4))]}
 
@@ -47,6 +50,17 @@ def test_summary_reads_results_status_and_usage_files(tmp_path):
     categories = run_dir.summary_path('categories.csv').read_text().splitlines()
     assert categories == ['model,dataset,pass,name_error', 'good,val,5,1', 'good,val_bg,5,1']
     assert 'Why steps failed' in text and 'name_error' in text
+    assert run_dir.summary_path('defect_free.csv').read_text().splitlines() == [
+        'model,dataset,steps left out,main,sub-steps', 'good,val,2,50.0 (1/2),75.0 (3/4)',
+        'good,val_bg,2,50.0 (1/2),75.0 (3/4)']
+    hidden = RunDir(tmp_path / 'other', '20260101_000000').create()
+    (hidden.root / 'results').mkdir(exist_ok=True)
+    for src in (run_dir.root / 'results').rglob('*.json'):
+        dest = hidden.root / src.relative_to(run_dir.root)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(src.read_text())
+    SciCodeSummarizer(plot=False, known_defects=False).summarize(CFG, hidden, echo=False)
+    assert not hidden.summary_path('defect_free.csv').exists()     # the switch
     comparisons = run_dir.summary_path('comparisons.csv').read_text().splitlines()
     assert comparisons[1] == 'good: w/ bg - w/o bg,val,3,"+0.0 [+0.0, +0.0]","+0.0 [+0.0, +0.0]"'
     usage = text.split('Inference usage', 1)[1]

@@ -1,5 +1,7 @@
-# Rows: models. Columns: main-problem and sub-step rates, without and with
-# background side by side, per split, plus the kind of targets used.
+# Rows: models. Columns: main-problem and sub-step rates (with 95% intervals), without and
+# with background side by side, per split, plus the kind of targets used. Below: paired
+# differences, steps per failure category, inference usage and, with known_defects=True,
+# the rates without the steps SciCode-Verified lists as defective (beside the official ones).
 from opencompass_scicode.summarizers import SciCodeSummarizer
 
-summarizer = dict(type=SciCodeSummarizer, plot=True)
+summarizer = dict(type=SciCodeSummarizer, plot=True, known_defects=True)

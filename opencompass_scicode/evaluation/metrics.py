@@ -5,6 +5,7 @@ record counts as failed. Prefilled steps are left out of both sides. Each
 rate comes with its 95% interval, clustered by problem.
 """
 from ..results import StepRecord
+from ..results.defects import excluding_known_defects
 from ..results.stats import intervals
 
 
@@ -43,5 +44,6 @@ def score(problems, records):
         'subproblem_total': scored_steps,
         **intervals(per_problem),          # 95%, bootstrap over problems (results/stats.py)
         'categories': dict(sorted(categories.items(), key=lambda item: -item[1])),
+        'excluding_known_defects': excluding_known_defects(per_problem),    # beside, never instead
         'problems': per_problem,
     }

@@ -67,13 +67,15 @@ def _difference(point, interval):
 
 
 class SciCodeSummarizer:
-    """plot: also save a bar chart next to the tables."""
+    """plot: also save a bar chart next to the tables; known_defects: also a table of the rates
+    without the steps SciCode-Verified lists as defective (beside the official ones)."""
 
     SIDES = (('without', 'w/o bg'), ('with', 'w/ bg'))
     METRICS = (('main', 'main'), ('sub', 'sub-steps'))
 
-    def __init__(self, plot=True):
+    def __init__(self, plot: bool = True, known_defects: bool = True):
         self.plot = plot
+        self.known_defects = known_defects
 
     def prepare(self):
         """Called while the tasks run: import the plotting library meanwhile (about half a
@@ -142,6 +144,8 @@ class SciCodeSummarizer:
                 ('comparisons', 'Paired differences (percentage points, 95% interval over shared problems)',
                  self.comparisons(cfg, collected, groups)),
                 ('categories', 'Why steps failed (scored steps per category)', self.categories(cfg, collected)),
+                ('defect_free', 'Without the steps SciCode-Verified lists as defective (beside the official '
+                                'numbers, not instead)', self.defect_free(cfg, collected)),
                 ('usage', 'Inference usage', self.usage(cfg, run_dir))):
             if extra_rows:
                 sections.append((name, heading, extra_header, extra_rows))
@@ -198,6 +202,18 @@ class SciCodeSummarizer:
                     compare(f'{second} - {first}', collected.get((first, ds['abbr'])),
                             collected.get((second, ds['abbr'])), ds['abbr'])
         return ['comparison', 'dataset', 'problems', 'main', 'sub-steps'], rows
+
+    def defect_free(self, cfg, collected):
+        """Per model and dataset: the rates over the steps and problems no known defect touches."""
+        rows = []
+        for m in cfg['models']:
+            for ds in cfg['datasets']:
+                clean = (collected.get((m['abbr'], ds['abbr'])) or {}) if self.known_defects else {}
+                clean = clean.get('excluding_known_defects') if isinstance(clean, dict) else None
+                if clean:
+                    rows.append([m['abbr'], ds['abbr'], clean['steps_excluded'], _cell(clean, 'main'),
+                                 _cell(clean, 'sub')])
+        return ['model', 'dataset', 'steps left out', 'main', 'sub-steps'], rows
 
     @staticmethod
     def categories(cfg, collected):
