@@ -37,6 +37,8 @@ class EagerEvaluator:
                 durations = StepDurations(durations_path(part.dataset.data_dir))
                 self.schedulers[pool] = (evaluator.scheduler(self.shared, durations), durations)
             self.by_abbr[part.dataset.abbr] = (part, evaluator, targets, *self.schedulers[pool])
+        for scheduler, _ in self.schedulers.values():
+            scheduler.start()      # workers import the scientific stack while inference begins
         self.thread = threading.Thread(target=self._loop, name='early-evaluation', daemon=True)
         self.thread.start()
 

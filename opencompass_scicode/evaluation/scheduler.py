@@ -81,7 +81,7 @@ class StepScheduler:
                 fresh[item.key] = item
             if not fresh:
                 return
-            self._start()
+            self.start()
             self._planner.add({k: s.expected_s for k, s in fresh.items()},
                               {k: s.job.modules for k, s in fresh.items()})
             if self._executor.loaded is not None:
@@ -99,6 +99,12 @@ class StepScheduler:
         if self._executor is not None:
             self._executor.close()
         self.durations.save(self._observed, self._imported)
+
+    def start(self):
+        """Start the workers now (they start with the first submission otherwise): their imports
+        then overlap whatever the caller does before it submits."""
+        with self._changed:
+            self._start()
 
     # ------------------------------------------------------------ the workers' side
     def _start(self):
