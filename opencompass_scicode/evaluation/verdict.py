@@ -10,12 +10,11 @@ steps fail: `no_code`, `truncated`, `syntax_error`, `name_error`,
 `import_error`, `wrong_value` (an assertion of a test failed), `exception`
 (any other; `error_type` names its class), `timeout`, `resource_limit`
 (memory, processes, file size), `tamper` (the step tried to fake its verdict),
-`eval_error` (the harness failed, not the model), `pass`, `skipped`.
+`eval_error` (the harness failed, not the model), `pass`, `skipped` (the list, in
+display order, is results.CATEGORIES).
 """
 import signal
 from typing import NamedTuple, Optional
-
-from ..results import CATEGORIES  # noqa: F401  (the words used here)
 
 _BY_ERROR = {'SyntaxError': 'syntax_error', 'IndentationError': 'syntax_error', 'TabError': 'syntax_error',
              'NameError': 'name_error', 'UnboundLocalError': 'name_error',

@@ -18,6 +18,7 @@ from tabulate import tabulate
 
 from ..results import CATEGORIES
 from ..results.stats import paired_difference
+from .report import build_report
 
 MISSING, FAILED = '-', 'failed'
 USAGE_COLUMNS = ('steps answered', 'requests', 'prompt tokens', 'completion tokens', 'errors',
@@ -68,14 +69,16 @@ def _difference(point, interval):
 
 class SciCodeSummarizer:
     """plot: also save a bar chart next to the tables; known_defects: also a table of the rates
-    without the steps SciCode-Verified lists as defective (beside the official ones)."""
+    without the steps SciCode-Verified lists as defective (beside the official ones); report:
+    also write summary/report_<timestamp>.html (report.py)."""
 
     SIDES = (('without', 'w/o bg'), ('with', 'w/ bg'))
     METRICS = (('main', 'main'), ('sub', 'sub-steps'))
 
-    def __init__(self, plot: bool = True, known_defects: bool = True):
+    def __init__(self, plot: bool = True, known_defects: bool = True, report: bool = True):
         self.plot = plot
         self.known_defects = known_defects
+        self.report = report
 
     def prepare(self):
         """Called while the tasks run: import the plotting library meanwhile (about half a
@@ -168,10 +171,12 @@ class SciCodeSummarizer:
             writer.writerows(rows)
             path.write_text(buf.getvalue(), encoding='utf-8')
             written.append(path)
-        if self.plot:
-            png = self._plot(cfg, collected, groups, run_dir)
-            if png:
-                written.append(png)
+        png = self._plot(cfg, collected, groups, run_dir) if self.plot else None
+        if png:
+            written.append(png)
+        if self.report:
+            written.append(build_report(cfg, run_dir, collected, self.usage(cfg, run_dir)[1],
+                                        plots=[png] if png else []))
         if echo:
             print(txt)
             print('summary written to:\n  ' + '\n  '.join(map(str, written)))

@@ -12,6 +12,26 @@ from .base import BaseTask
 from .contract import EXIT_FAILED, EXIT_OK
 
 
+# What a reader needs beside each verdict, so that the results file alone explains it: the
+# question, the answer as given and as run, and the tests it was run against.
+ANSWER_FIELDS = ('prompt', 'response', 'code', 'program', 'reasoning', 'finish_reason', 'usage', 'error')
+
+
+def with_answers(problems, dataset, predictions):
+    """The problems of a results file, each step record with its answer and tests (and, where the
+    split has it, the gold code)."""
+    steps = {s.step_id: s for p in dataset.problems for s in p.steps}
+    for problem in problems:
+        for record in problem['steps']:
+            step = steps[record['step_id']]
+            pred = predictions.get(record['step_id']) or {}
+            record['answer'] = {k: pred[k] for k in ANSWER_FIELDS if pred.get(k) not in (None, '', {})}
+            record['tests'] = list(step.test_cases)
+            if step.ground_truth_code is not None:
+                record['gold_code'] = step.ground_truth_code
+    return problems
+
+
 class EvalTask(BaseTask):
     def __init__(self, cfg):
         super().__init__(cfg)
@@ -72,7 +92,7 @@ class EvalTask(BaseTask):
             'predictions_digest': digest,
             'duration_s': round(time.monotonic() - start, 3),
             'created_at': datetime.now(timezone.utc).isoformat(timespec='seconds'),
-            'problems': scores['problems'],
+            'problems': with_answers(scores['problems'], dataset, predictions),
         }
         for missing in evaluator.inactive_protections():
             self.log(f'warning: sandbox layer not active on this machine: {missing}')

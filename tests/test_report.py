@@ -1,0 +1,141 @@
+"""The HTML report, loaded from disk by a real headless Chromium with the network off."""
+import json
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from html.parser import HTMLParser
+
+import pytest
+
+from test_end_to_end import DATA, config, only_run, run
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason='no chromium on this machine (.ci/run installs it)')
+
+# A program that tries to get markup onto the page through every channel the report shows.
+PAYLOAD = ('<script>document.body.setAttribute("data-pwned", "script")</script>'
+           '<img src=x onerror="document.body.setAttribute(\'data-pwned\', \'img\')">')
+
+
+class _Dom(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.elements = []          # (tag, {attr: value})
+        self.text = []
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _dom(report, fragment=''):
+    with tempfile.TemporaryDirectory() as profile:
+        out = subprocess.run(
+            [CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+             '--disable-background-networking', '--disable-component-update', '--disable-sync',
+             f'--user-data-dir={profile}', '--virtual-time-budget=10000', '--dump-dom',
+             f'file://{report}{fragment}'],
+            capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(out.stdout)
+    return dom
+
+
+def _screenshot(report, path):
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run([CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+                        f'--user-data-dir={profile}', '--virtual-time-budget=10000', '--window-size=1400,2000',
+                        f'--screenshot={path}', f'file://{report}'], capture_output=True, timeout=120)
+    return path
+
+
+@pytest.fixture(scope='module')
+def report_run(tmp_path_factory):
+    """A run whose answers pass, fail in several ways, and carry the payload in code and output."""
+    from opencompass_scicode.datasets import SciCodeDataset, gold_code
+    from opencompass_scicode.evaluation.program import code_prefix
+    tmp = tmp_path_factory.mktemp('report')
+    ds = SciCodeDataset(path=str(DATA), split='validation', sample_ids=['1', '19', '29'])
+    gen = tmp / 'generated'
+    gen.mkdir()
+    for problem in ds.problems:
+        codes = []
+        for step in problem.steps:
+            code = gold_code(step)
+            if step.step_id == '19.2':
+                code = f'# {PAYLOAD}\nprint({PAYLOAD!r})\n' + step.function_header + '\n    return undefined_name\n'
+            elif step.step_id == '29.2':
+                code = step.function_header + '\n    return -1.0\n'
+            (gen / f'{problem.problem_id}.{step.index}.py').write_text(code_prefix(problem.dependencies, codes, code))
+            codes.append(gold_code(step))
+    cfg = config(tmp, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen'),"
+                      f" dict(type=ReferenceModel, abbr='ref')]")
+    work = tmp / 'w'
+    proc = run([cfg, '-w', work])
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    run_dir = only_run(work)
+    (report,) = (run_dir / 'summary').glob('report_*.html')
+    return run_dir, report
+
+
+def _cells(dom):
+    return [attrs for tag, attrs in dom.elements if 'cell' in attrs.get('class', '').split()]
+
+
+@needs_chromium
+def test_the_report_shows_what_the_results_files_hold(report_run, tmp_path):
+    run_dir, report = report_run
+    dom = _dom(report)
+    body = next(attrs for tag, attrs in dom.elements if tag == 'body')
+    assert body.get('data-ready') == '1'
+    cells = _cells(dom)
+    expected = Counter()
+    for path in (run_dir / 'results').glob('*/*.json'):
+        results = json.loads(path.read_text())
+        for problem in results['problems']:
+            for step in problem['steps']:
+                expected[results['model'], results['dataset'], step['status'], step['category']] += 1
+    shown = Counter((c['data-model'], c['data-dataset'], c['data-status'], c['data-category']) for c in cells)
+    assert shown == expected and sum(expected.values()) == 2 * 2 * 6
+    assert {c['data-category'] for c in cells} >= {'pass', 'name_error', 'wrong_value'}
+    assert all({'data-step-id', 'data-sample'} <= set(c) for c in cells)
+    # the step shown in detail first (gen's 1.1) shows its code, tests and prompt
+    text = ''.join(dom.text)
+    assert 'def cg(' in text and 'target' in text and 'NEXT STEP' in text
+    print('screenshot:', _screenshot(report, tmp_path / 'report.png'))
+    assert (tmp_path / 'report.png').stat().st_size > 10000
+
+
+@needs_chromium
+def test_filters_change_what_is_shown(report_run):
+    _, report = report_run
+    dom = _dom(report, '#category=name_error')
+    visible = [c for c in _cells(dom) if 'hidden' not in c]
+    assert [(c['data-model'], c['data-step-id']) for c in visible] == [('gen', '19.2'), ('gen', '19.2')]
+    shown = next(attrs for tag, attrs in dom.elements if attrs.get('id') == 'shown')
+    assert shown['data-shown'] == '2'
+    dom = _dom(report, '#model=ref&dataset=val_bg')
+    assert {(c['data-model'], c['data-dataset']) for c in _cells(dom) if 'hidden' not in c} == {('ref', 'val_bg')}
+    # a step's detail: the first one the filter leaves, with its stderr
+    dom = _dom(report, '#q=19.2&dataset=val')
+    text = ''.join(dom.text)
+    assert "NameError: name 'undefined_name' is not defined" in text
+
+
+@needs_chromium
+def test_markup_from_programs_is_shown_as_text_and_never_runs(report_run):
+    _, report = report_run
+    dom = _dom(report, '#q=19.2&dataset=val')
+    body = next(attrs for tag, attrs in dom.elements if tag == 'body')
+    assert 'data-pwned' not in body
+    images = [attrs for tag, attrs in dom.elements if tag == 'img']
+    assert images and all(a.get('src', '').startswith('data:image/png;base64,') for a in images)
+    assert not [attrs for tag, attrs in dom.elements if tag == 'script' and 'nonce' not in attrs
+                and attrs.get('type') != 'application/octet-stream']
+    assert PAYLOAD in ''.join(dom.text)          # there, as text: in the code and its output
