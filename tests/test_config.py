@@ -311,3 +311,16 @@ def test_lazy_import_mode_failure_says_what_to_change(tmp_path, code, says):
     function = 'def root(v):\n    import numpy\n    return int(numpy.sqrt(v))\nsteps = root(16)'
     path = write(tmp_path, READ_BASE.replace('work_dir = foo', function), name='function.py')
     assert load_config(path)['steps'] == 4
+
+
+def test_a_price_is_checked(tmp_path, monkeypatch):
+    path = write(tmp_path, f'''
+        _base_ = [{str(DEFAULT)!r}]
+        models = [dict(type='OpenAIChatModel', path='m', key='ENV', price=dict(input=1.0, outptu=2.0))]
+    ''')
+    cfg = load_config(path)
+    validate_config(cfg, file=path)          # a model is built only before inference
+    from opencompass_scicode.registry import build_model
+    monkeypatch.setenv('OPENAI_API_KEY', 'x')
+    with pytest.raises(ConfigError, match='price must be dict'):
+        build_model(cfg['models'][0])

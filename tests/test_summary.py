@@ -65,7 +65,10 @@ def test_summary_reads_results_status_and_usage_files(tmp_path):
     assert comparisons[1] == 'good: w/ bg - w/o bg,val,3,"+0.0 [+0.0, +0.0]","+0.0 [+0.0, +0.0]"'
     usage = text.split('Inference usage', 1)[1]
     usage_line = next(line for line in usage.splitlines() if line.startswith('good '))
-    assert usage_line.split()[1:] == ['11', '13', '190', '70', '1', '2.2']
+    assert usage_line.split()[1:] == ['11', '13', '190', '70', '1', '2.2', '-']
+    priced = dict(CFG, models=[{'abbr': 'good', 'price': {'input': 2.5, 'output': 10.0}}, {'abbr': 'broken'}])
+    header, rows = SciCodeSummarizer.usage(priced, run_dir)
+    assert header[-1] == 'cost' and rows[0][-1] == f'{(190 * 2.5 + 70 * 10.0) / 1e6:.4f}'
 
 
 @pytest.mark.parametrize('n_models', [1, 6])

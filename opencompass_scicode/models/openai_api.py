@@ -82,15 +82,23 @@ class OpenAIChatModel(BaseModel):
     temperature (0, official), max_out_len (max tokens), system_prompt (None: none),
     extra_body (e.g. {'reasoning_effort': 'high'}), timeout (s per attempt),
     retries (attempts after the first), max_retry_wait (s, total), max_concurrency
-    (requests in flight), query_per_second (request starts), api: 'chat' or 'responses'.
+    (requests in flight), query_per_second (request starts), api: 'chat' or 'responses',
+    price: dict(input=..., output=...) per million tokens, for the cost in the summary (the
+        model never uses it).
     """
 
     supports_chat = True
 
     def __init__(self, path, abbr=None, base_url=None, key='ENV', temperature=0.0, max_out_len=None,
                  system_prompt=DEFAULT_SYSTEM_PROMPT, extra_body=None, timeout=600.0, retries=8,
-                 max_retry_wait=600.0, max_concurrency=8, query_per_second=None, api='chat'):
+                 max_retry_wait=600.0, max_concurrency=8, query_per_second=None, api='chat',
+                 price=None):
         super().__init__(abbr or self.default_abbr(path=path))
+        if price is not None and not (isinstance(price, dict) and set(price) <= {'input', 'output'}
+                                      and all(isinstance(v, (int, float)) for v in price.values())):
+            raise ConfigError(f'price must be dict(input=..., output=...) in money per million tokens, '
+                              f'got {price!r}', key='price')
+        self.price = price
         if api not in ('chat', 'responses'):
             raise ConfigError(f'unknown api {api!r}', key='api', fix="use 'chat' or 'responses'")
         self.path = path

@@ -63,6 +63,14 @@ def _cell(results, metric):
     return text
 
 
+def _cost(price, prompt_tokens, completion_tokens):
+    """Money spent, from the model entry's price=dict(input=, output=) per million tokens."""
+    if not price:
+        return '-'
+    cost = (prompt_tokens * price.get('input', 0) + completion_tokens * price.get('output', 0)) / 1e6
+    return f'{cost:.4f}'
+
+
 def _difference(point, interval):
     return f'{point:+.1f} [{interval[0]:+.1f}, {interval[1]:+.1f}]'
 
@@ -244,8 +252,8 @@ class SciCodeSummarizer:
                 continue
             totals = [sum(u.get(column, 0) for u in counted) for column in USAGE_COLUMNS]
             totals[-1] = round(totals[-1], 1)
-            rows.append([model['abbr'], *totals])
-        return ['model', *USAGE_COLUMNS], rows
+            rows.append([model['abbr'], *totals, _cost(model.get('price'), totals[2], totals[3])])
+        return ['model', *USAGE_COLUMNS, 'cost'], rows
 
     @staticmethod
     def _notes(collected):
