@@ -2,6 +2,7 @@
 evaluate, summarize."""
 import argparse
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from tabulate import tabulate
@@ -46,6 +47,9 @@ def parse_args(argv, prog=None):
                    help='fetch and verify the SciCode data files, then exit')
     p.add_argument('--discard-stale', action='store_true',
                    help='with -r: set aside predictions made with other settings and generate again')
+    p.add_argument('--compare', nargs='+', metavar='RUN',
+                   help='show these runs beside this one in the report (timestamps in the work dir, '
+                        'or paths of run directories), e.g. -m viz -r --compare 20260101_120000')
     args = p.parse_args(argv)
     args.command = f'python {p.prog}' if p.prog.endswith('.py') else p.prog
     return args
@@ -136,6 +140,19 @@ def to_regenerate(datasets):
     return sorted(chosen.values())
 
 
+def compared_runs(args, run_dir):
+    """The runs --compare names: a run directory's path, or a timestamp in this work dir."""
+    runs = []
+    for name in args.compare or ():
+        path = Path(name)
+        other = RunDir(path.parent, path.name) if path.is_dir() else RunDir(run_dir.work_dir, name)
+        if not (other.root / 'results').is_dir():
+            raise ConfigError(f'--compare {name}: {other.root} holds no results',
+                              fix=f'give a timestamp of a run in {run_dir.work_dir}/ or the path of a run directory')
+        runs.append(other)
+    return runs
+
+
 def section(cfg, name, key, default):
     """`cfg[name][key]` (OpenCompass's infer=/eval= sections), else the top-level `key`."""
     return (cfg.get(name) or {}).get(key) or cfg.get(key) or {'type': default}
@@ -221,6 +238,7 @@ def _main(args):
             console.print(f'SciCode data ready in {path}/')
         return 0
     run_dir, reuse = _resolve_run_dir(args, cfg)
+    compare = compared_runs(args, run_dir)      # before any work: a wrong name stops here
     stages = STAGES[args.run_mode]
     datasets, models = preflight(cfg, stages) if stages else ([], [])
     if reuse and 'infer' in stages and not args.discard_stale:
@@ -250,7 +268,7 @@ def _main(args):
             specs = partitioner.partition(cfg, run_dir, stage, **options)
             statuses += run_stage(runner, run_dir, specs, stage, statuses)
         print_statuses(statuses)
-        summarizer.summarize(cfg, run_dir)
+        summarizer.summarize(cfg, run_dir, **({'compare': compare} if compare else {}))
     finally:
         lock.release()
     if any(s.state == 'interrupted' for s in statuses):

@@ -139,3 +139,29 @@ def test_markup_from_programs_is_shown_as_text_and_never_runs(report_run):
     assert not [attrs for tag, attrs in dom.elements if tag == 'script' and 'nonce' not in attrs
                 and attrs.get('type') != 'application/octet-stream']
     assert PAYLOAD in ''.join(dom.text)          # there, as text: in the code and its output
+
+
+@needs_chromium
+def test_compare_shows_runs_side_by_side_and_marks_what_differs(report_run, tmp_path):
+    run_dir, _ = report_run
+    other = run_dir.parent / '20200101_000000'
+    shutil.copytree(run_dir, other)
+    path = other / 'results' / 'ref' / 'val.json'
+    results = json.loads(path.read_text())
+    step = results['problems'][0]['steps'][0]
+    step.update(status='fail', category='wrong_value')           # the other run got 1.1 wrong
+    path.write_text(json.dumps(results))
+    cfg = next((run_dir.parent.parent).glob('cfg.py'))
+    proc = run([cfg, '-w', run_dir.parent, '-m', 'viz', '-r', run_dir.name, '--compare', other.name])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = next((run_dir / 'summary').glob('report_*.html'))
+    cells = _cells(_dom(report))
+    assert {c['data-run'] for c in cells} == {run_dir.name, other.name}
+    assert len(cells) == 2 * 2 * 2 * 6
+    differs = {(c['data-run'], c['data-model'], c['data-dataset'], c['data-step-id'])
+               for c in cells if c['data-differs'] == '1'}
+    assert differs == {(run_dir.name, 'ref', 'val', '1.1'), (other.name, 'ref', 'val', '1.1')}
+    shown = [c for c in _cells(_dom(report, '#differs=1')) if 'hidden' not in c]
+    assert len(shown) == 2
+    bad = run([cfg, '-w', run_dir.parent, '-m', 'viz', '-r', run_dir.name, '--compare', 'no_such_run'])
+    assert bad.returncode == 2 and 'holds no results' in bad.stderr

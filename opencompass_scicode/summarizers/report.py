@@ -24,9 +24,35 @@ RECORD_FIELDS = ('status', 'category', 'error_type', 'message', 'duration_s', 'r
                  'stderr', 'violation', 'shared')
 
 
-def _payload(cfg, collected):
-    """What the page's script renders: per (model, dataset) its step records, per dataset its steps."""
+def _payload(cfg, runs):
+    """What the page's script renders: per run, model and dataset its step records; per dataset
+    its steps. `runs` is [(label, collected results)], this run first."""
     steps, records = {}, []
+    for run, collected in runs:
+        _add_records(cfg, run, collected, steps, records)
+    _mark_differences(records)
+    # The same step of every model side by side: their prompts share most of their text, and
+    # gzip only finds repeats within 32 kB.
+    order = {d['abbr']: i for i, d in enumerate(cfg['datasets'])}
+    records.sort(key=lambda r: (order[r['dataset']], _step_key(r['step_id']), r['sample']))
+    return {'models': [m['abbr'] for m in cfg['models']],
+            'datasets': [{'abbr': d['abbr'], 'with_bg': bool(d.get('with_bg')), 'split': d.get('split')}
+                         for d in cfg['datasets']],
+            'runs': [label for label, _ in runs],
+            'categories': list(CATEGORIES), 'steps': steps, 'records': records}
+
+
+def _mark_differences(records):
+    """A step whose verdict is not the same in every compared run gets `differs`."""
+    verdicts = {}
+    for r in records:
+        verdicts.setdefault((r['model'], r['dataset'], r['step_id'], r['sample']), set()).add(r['status'])
+    for r in records:
+        if len(verdicts[r['model'], r['dataset'], r['step_id'], r['sample']]) > 1:
+            r['differs'] = True
+
+
+def _add_records(cfg, run, collected, steps, records):
     for m in cfg['models']:
         for ds in cfg['datasets']:
             results = collected.get((m['abbr'], ds['abbr']))
@@ -41,7 +67,8 @@ def _payload(cfg, collected):
                     answer = step.get('answer') or {}
                     usage = answer.get('usage') or {}
                     records.append({
-                        'model': m['abbr'], 'dataset': ds['abbr'], 'problem_id': problem['problem_id'],
+                        'run': run, 'model': m['abbr'], 'dataset': ds['abbr'],
+                        'problem_id': problem['problem_id'],
                         'step_id': step['step_id'], 'sample': step.get('sample', 0),
                         **{k: step.get(k) for k in RECORD_FIELDS if step.get(k) not in (None, '')},
                         'category': step.get('category') or step['status'],
@@ -49,14 +76,6 @@ def _payload(cfg, collected):
                         'code': answer.get('program') or answer.get('code'),
                         'reasoning': answer.get('reasoning'), 'error': answer.get('error'),
                         'tokens': [usage.get('prompt_tokens'), usage.get('completion_tokens')]})
-    # The same step of every model side by side: their prompts share most of their text, and
-    # gzip only finds repeats within 32 kB.
-    order = {d['abbr']: i for i, d in enumerate(cfg['datasets'])}
-    records.sort(key=lambda r: (order[r['dataset']], _step_key(r['step_id']), r['sample']))
-    return {'models': [m['abbr'] for m in cfg['models']],
-            'datasets': [{'abbr': d['abbr'], 'with_bg': bool(d.get('with_bg')), 'split': d.get('split')}
-                         for d in cfg['datasets']],
-            'categories': list(CATEGORIES), 'steps': steps, 'records': records}
 
 
 def _step_key(step_id):
@@ -104,8 +123,9 @@ def _who_solves(cfg, collected):
     return out
 
 
-def build_report(cfg, run_dir, collected, usage_rows, plots=()):
-    """Write summary/report_<timestamp>.html; return its path."""
+def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=()):
+    """Write summary/report_<timestamp>.html; return its path. `compare`: [(label, collected
+    results)] of other runs, shown beside this one, steps whose verdict differs marked."""
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(['html', 'j2']))
     page = env.get_template('report.html.j2').render(
@@ -115,7 +135,8 @@ def build_report(cfg, run_dir, collected, usage_rows, plots=()):
         categories=CATEGORIES, overview=_overview(cfg, collected, usage_rows),
         who_solves=_who_solves(cfg, collected),
         plots=[base64.b64encode(Path(p).read_bytes()).decode('ascii') for p in plots],
-        payload=_packed(_payload(cfg, collected)))
+        compared=[label for label, _ in compare],
+        payload=_packed(_payload(cfg, [(run_dir.timestamp, collected), *compare])))
     path = run_dir.summary_path('html').with_name(f'report_{run_dir.timestamp}.html')
     path.write_text(page, encoding='utf-8')
     return path

@@ -147,7 +147,8 @@ class SciCodeSummarizer:
             body.append(row)
         return header, body, collected, groups
 
-    def summarize(self, cfg, run_dir, echo=True):
+    def summarize(self, cfg, run_dir, echo=True, compare=()):
+        """Tables, plot and report of `run_dir`; `compare`: other RunDirs the report shows beside it."""
         header, body, collected, groups = self.rows(cfg, run_dir)
         title = 'SciCode results: ' + ', '.join(label for label, _ in groups)
         sections = [('results', title, header, body)]
@@ -184,7 +185,9 @@ class SciCodeSummarizer:
             written.append(png)
         if self.report:
             written.append(build_report(cfg, run_dir, collected, self.usage(cfg, run_dir)[1],
-                                        plots=[png] if png else []))
+                                        plots=[png] if png else [],
+                                        compare=[(other.timestamp, self.collect(cfg, other))
+                                                 for other in compare]))
         if echo:
             print(txt)
             print('summary written to:\n  ' + '\n  '.join(map(str, written)))
