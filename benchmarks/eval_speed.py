@@ -54,7 +54,7 @@ def official_style(dataset, preds, targets, workers, timeout, copies):
     jobs, _ = SciCodeEvaluator(timeout=timeout).jobs(dataset, preds, targets)
     steps = {s.step_id: s for p in dataset.problems for s in p.steps}
     programs = [(sid, step_program(job.program, sid, steps[sid].test_cases))
-                for _ in range(copies) for sid, job in jobs.items()]
+                for _ in range(copies) for (sid, _), job in jobs.items()]
     runner = official_like_runner(targets.path, timeout)
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -72,7 +72,7 @@ def write_job(root, dataset, preds, targets, copies, timeout, workers):
     jobs, _ = SciCodeEvaluator(timeout=timeout).jobs(dataset, preds, targets)
     for problem in dataset.problems:
         for step in problem.scored_steps:
-            (gen / f'{problem.problem_id}.{step.index}.py').write_text(jobs[step.step_id].program)
+            (gen / f'{problem.problem_id}.{step.index}.py').write_text(jobs[step.step_id, 0].program)
     sides = [(False, '')] + ([(True, '_with_background')] if copies > 1 else [])
     config = root / 'cfg.py'
     config.write_text(textwrap.dedent(f'''

@@ -58,7 +58,7 @@ def synthetic_run(root, n_models, answer_kb, data):
             for problem in dataset.problems:
                 for step in problem.scored_steps:
                     status, category = rng.choice(OUTCOMES)
-                    records[step.step_id] = StepRecord(step.step_id, status, 1, rng.random() * 3,
+                    records[step.step_id, 0] = StepRecord(step.step_id, status, 1, rng.random() * 3,
                                                        _text(rng, words, 0.3), _text(rng, words, 0.5),
                                                        f'{category}: synthetic', category=category)
             results = dict(model=model['abbr'], dataset=ds['abbr'], split='all', with_bg=ds['with_bg'],

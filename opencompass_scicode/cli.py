@@ -103,17 +103,22 @@ def preflight(cfg, stages):
                 raise ConfigError(f'model {model.abbr!r} cannot run dataset {dataset.abbr!r}: '
                                   f'{exc.message}', key=f'datasets[{j}].{exc.key or "split"}',
                                   fix=exc.fix) from None
-            check_mode(model, cfg['datasets'][j], key=f'datasets[{j}].infer_cfg.mode')
+            check_mode(model, cfg['datasets'][j], key=f'datasets[{j}].infer_cfg')
     return datasets, models
 
 
 def check_mode(model, dataset_cfg, key):
     from .inference.modes import requires_chat
-    infer_mode = (dataset_cfg.get('infer_cfg') or {}).get('mode', 'naive')
-    if requires_chat(infer_mode) and not model.supports_chat:
-        raise ConfigError(f'mode {infer_mode!r} needs a chat model; {type(model).__name__} '
-                          f'({model.abbr!r}) only answers single prompts', key=key,
+    from .inference.settings import InferConfig
+    infer = InferConfig.of(dataset_cfg.get('infer_cfg'))
+    if requires_chat(infer.mode) and not model.supports_chat:
+        raise ConfigError(f'mode {infer.mode!r} needs a chat model; {type(model).__name__} '
+                          f'({model.abbr!r}) only answers single prompts', key=f'{key}.mode',
                           fix="use mode='naive' with this model, or an OpenAIChatModel")
+    if infer.n > 1 and getattr(model, 'temperature', None) == 0:
+        raise ConfigError(f'n={infer.n} samples of model {model.abbr!r} at temperature 0 would be the '
+                          f'same answer {infer.n} times', key=f'{key}.n',
+                          fix='give the model a temperature above 0 (e.g. 0.8), or leave n at 1')
 
 
 def check_stale_predictions(cfg, run_dir, datasets, models):

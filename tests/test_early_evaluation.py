@@ -62,10 +62,10 @@ def test_a_scheduler_takes_steps_as_they_come_and_runs_each_program_once(tiny_da
             got.append(record)
 
     scheduler = evaluator.scheduler()
-    first = {'900.1': jobs['900.1']}
+    first = {('900.1', 0): jobs['900.1', 0]}
     scheduler.submit(evaluator.submissions(first, targets.path, scheduler.durations, done))
     time.sleep(0.5)                      # inference of the other problems goes on meanwhile
-    rest = {sid: job for sid, job in jobs.items() if sid != '900.1'}
+    rest = {key: job for key, job in jobs.items() if key[0] != '900.1'}
     scheduler.submit(evaluator.submissions(rest, targets.path, scheduler.durations, done))
     # the same program again (as for the other background setting): answered, not run again
     scheduler.submit(evaluator.submissions(first, targets.path, scheduler.durations, done))

@@ -218,3 +218,46 @@ def test_debug_runs_every_task_in_run_py_itself(official_data, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.count('(in-process)') == 3 and 'running infer/ref in-process' in proc.stderr
     assert results(only_run(work), 'ref', 'val_bg')['subproblem_correct'] == 1
+
+
+def test_samples_each_follow_their_own_chain_and_resume_per_sample(official_data, tmp_path):
+    datasets = f'''
+        datasets = [dict(abbr='val' + sfx, type=SciCodeDataset, path={str(DATA)!r}, split='validation',
+                         with_bg=bg, sample_ids={SUBSET!r}, infer_cfg=dict(n=2), eval_cfg=dict(pass_at_k=[1, 5]))
+                    for bg, sfx in ((False, ''), (True, '_bg'))]
+    '''
+    work = tmp_path / 'w'
+    cfg = config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", datasets=datasets)
+    proc = run([cfg, '-w', work])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    run_dir = only_run(work)
+    res = results(run_dir, 'ref', 'val')
+    assert [(p['problem_id'], p['sample']) for p in res['problems']] == [
+        ('1', 0), ('1', 1), ('19', 0), ('19', 1), ('29', 0), ('29', 1)]
+    assert (res['main_problem_total'], res['subproblem_total'], res['samples']) == (6, 12, 2)
+    assert res['pass_at_k'] == {'main': {'1': 100.0, '2': 100.0}, 'subproblem': {'1': 100.0, '2': 100.0}}
+    preds = run_dir / 'predictions' / 'ref' / 'val.jsonl'
+    lines = [json.loads(l) for l in preds.read_text().splitlines()]
+    assert sorted((r['step_id'], r['sample']) for r in lines) == sorted(
+        (sid, s) for sid in ('1.1', '19.1', '19.2', '29.1', '29.2', '29.3') for s in (0, 1))
+    # the same program in both samples and both settings: each ran once
+    executed = [p for p in (run_dir / 'cache' / 'verdicts').glob('*.json') if not p.name.startswith('_')]
+    assert len(executed) == 6
+    # a crash lost the second sample's last answers: -r asks only for those
+    kept = [r for r in lines if not (r['sample'] == 1 and r['step_id'] in ('29.2', '29.3'))]
+    preds.write_text(''.join(json.dumps(r) + '\n' for r in kept))
+    proc = run([cfg, '-w', work, '-r', '-m', 'infer'])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    again = [json.loads(l) for l in preds.read_text().splitlines()]
+    assert [(r['step_id'], r['sample']) for r in again[len(kept):]] == [('29.2', 1), ('29.3', 1)]
+
+
+def test_samples_at_temperature_zero_are_refused_before_any_request(official_data, tmp_path):
+    datasets = f'''
+        datasets = [dict(abbr='val', type=SciCodeDataset, path={str(DATA)!r}, sample_ids=['1'],
+                         infer_cfg=dict(n=3))]
+    '''
+    cfg = config(tmp_path, "[dict(type='OpenAIChatModel', path='m', key='ENV', temperature=0.0, "
+                           "base_url='http://127.0.0.1:9/v1')]", datasets=datasets)
+    proc = run([cfg, '-w', tmp_path / 'w'], env={'OPENAI_API_KEY': 'x'})
+    assert proc.returncode == 2 and 'datasets[0].infer_cfg.n' in proc.stderr and 'temperature' in proc.stderr

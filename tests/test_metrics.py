@@ -19,7 +19,7 @@ def rec(sid, status):
 
 def test_prefilled_step_left_out_of_both_sides():
     p13 = _problem('13', 7)         # 13.6 is prefilled
-    records = {f'13.{i}': rec(f'13.{i}', 'pass') for i in (1, 2, 3, 4, 5, 7)}
+    records = {(f'13.{i}', 0): rec(f'13.{i}', 'pass') for i in (1, 2, 3, 4, 5, 7)}
     out = score([p13], records)
     assert out['subproblem_total'] == 6 and out['subproblem_correct'] == 6
     assert out['main_problem_resolved'] == 1
@@ -29,14 +29,14 @@ def test_prefilled_step_left_out_of_both_sides():
 
 def test_prefilled_step_never_counts_as_pass():
     p76 = _problem('76', 4)
-    records = {'76.3': rec('76.3', 'pass')}   # even if someone scored it
+    records = {('76.3', 0): rec('76.3', 'pass')}   # even if someone scored it
     out = score([p76], records)
     assert out['subproblem_correct'] == 0 and out['subproblem_total'] == 3
 
 
 def test_missing_steps_count_as_failed_in_the_full_denominator():
     problems = [_problem('1', 2), _problem('2', 3)]
-    records = {'1.1': rec('1.1', 'pass'), '1.2': rec('1.2', 'pass'), '2.1': rec('2.1', 'pass')}
+    records = {('1.1', 0): rec('1.1', 'pass'), ('1.2', 0): rec('1.2', 'pass'), ('2.1', 0): rec('2.1', 'pass')}
     out = score(problems, records)
     assert out['subproblem_total'] == 5 and out['subproblem_correct'] == 3
     assert out['main_problem_total'] == 2 and out['main_problem_resolved'] == 1
@@ -47,7 +47,7 @@ def test_missing_steps_count_as_failed_in_the_full_denominator():
 
 def test_non_pass_statuses_fail_the_problem():
     for status in ('fail', 'timeout', 'parse_error', 'eval_error'):
-        out = score([_problem('5', 1)], {'5.1': rec('5.1', status)})
+        out = score([_problem('5', 1)], {('5.1', 0): rec('5.1', status)})
         assert out['main_problem_resolved'] == 0 and out['subproblem_correct'] == 0
 
 
@@ -117,9 +117,9 @@ def test_scores_without_known_defects_sit_beside_the_official_ones():
     assert {'44.3', '47.4', '70.8', '78.3'} <= listed and len(listed) == 4 + 71
     assert source['commit'] and [entry['split'] for entry in source['lists']] == ['validation', 'test']
     problems = [_problem('44', 3), _problem('1', 1), _problem('29', 3)]
-    records = {'44.1': rec('44.1', 'pass'), '44.2': rec('44.2', 'pass'), '44.3': rec('44.3', 'fail'),
-               '1.1': rec('1.1', 'pass'), '29.1': rec('29.1', 'pass'), '29.2': rec('29.2', 'fail'),
-               '29.3': rec('29.3', 'pass')}
+    records = {(sid, 0): rec(sid, status) for sid, status in (
+        ('44.1', 'pass'), ('44.2', 'pass'), ('44.3', 'fail'), ('1.1', 'pass'), ('29.1', 'pass'),
+        ('29.2', 'fail'), ('29.3', 'pass'))}
     out = score(problems, records)
     assert (out['main_problem_resolved'], out['subproblem_correct']) == (1, 5)   # official: unchanged
     clean = out['excluding_known_defects']
@@ -128,3 +128,29 @@ def test_scores_without_known_defects_sit_beside_the_official_ones():
     assert (clean['main_problem_resolved'], clean['main_problem_total']) == (1, 2)   # problem 44 left out
     assert clean['source']['source'].startswith('SciCode-Verified')
     assert excluding_known_defects([])['main_problem_total'] == 0
+
+
+def test_pass_at_k_is_the_unbiased_estimator():
+    from opencompass_scicode.evaluation.metrics import pass_at_k
+    assert pass_at_k(5, 2, 1) == 1 - 3 / 5
+    assert pass_at_k(5, 2, 2) == 1 - 3 / 10          # 1 - C(3,2)/C(5,2)
+    assert pass_at_k(5, 2, 4) == 1.0 and pass_at_k(5, 0, 3) == 0.0
+
+
+def test_samples_give_one_entry_per_problem_and_sample_and_pass_at_k():
+    a, b = _problem('1', 2), _problem('2', 1)
+    records = {('1.1', 0): rec('1.1', 'pass'), ('1.2', 0): rec('1.2', 'pass'),      # 1 solved in sample 0
+               ('1.1', 1): rec('1.1', 'pass'), ('1.2', 1): rec('1.2', 'fail'),
+               ('2.1', 0): rec('2.1', 'pass'), ('2.1', 1): rec('2.1', 'pass')}      # 2 solved in both
+    out = score([a, b], records, n=2, ks=[2, 7])
+    assert [(p['problem_id'], p['sample'], p['problem_correct']) for p in out['problems']] == [
+        ('1', 0, True), ('1', 1, False), ('2', 0, True), ('2', 1, True)]
+    assert all(step['sample'] == p['sample'] for p in out['problems'] for step in p['steps'])
+    assert (out['main_problem_resolved'], out['main_problem_total']) == (3, 4)      # a mean over samples
+    assert out['main_problem_resolve_rate'] == 75.0 and out['samples'] == 2
+    # main: problem 1 has c=1 of n=2, problem 2 c=2; steps: 1.1 2/2, 1.2 1/2, 2.1 2/2
+    assert out['pass_at_k'] == {'main': {'1': 75.0, '2': 100.0},
+                                'subproblem': {'1': round(100 * (1 + 0.5 + 1) / 3, 4), '2': 100.0}}
+    single = score([a], {('1.1', 0): rec('1.1', 'pass'), ('1.2', 0): rec('1.2', 'pass')})
+    assert 'pass_at_k' not in single and 'sample' not in single['problems'][0]       # n = 1: as always
+    assert 'sample' not in single['problems'][0]['steps'][0]

@@ -86,3 +86,17 @@ def test_plot_keeps_title_and_legend_on_the_canvas(n_models):
         extent = text.get_window_extent(renderer)
         assert extent.x0 >= box.x0 and extent.x1 <= box.x1, text.get_text()
         assert extent.y0 >= box.y0 and extent.y1 <= box.y1, text.get_text()
+
+
+def test_pass_at_k_gets_a_table_when_there_are_samples(tmp_path):
+    run_dir = RunDir(tmp_path, '20260101_000000').create()
+    for ds, bg in (('val', False), ('val_bg', True)):
+        results = _results('good', ds, bg, 2, 5)
+        if bg:
+            results['pass_at_k'] = {'main': {'1': 50.0, '4': 75.0}, 'subproblem': {'1': 60.0, '4': 90.0}}
+        path = run_dir.results_path('good', ds)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(results))
+    SciCodeSummarizer(plot=False, report=False).summarize(CFG, run_dir, echo=False)
+    assert run_dir.summary_path('pass_at_k.csv').read_text().splitlines() == [
+        'model,dataset,main pass@1,main pass@4,sub pass@1,sub pass@4', 'good,val_bg,50.0,75.0,60.0,90.0']

@@ -31,7 +31,7 @@ def official_verdicts(ds, preds, targets):
     steps = {s.step_id: s for p in ds.problems for s in p.steps}
     runner = official_like_runner(targets.path, timeout=600)
     out = {}
-    for sid, job in jobs.items():
+    for (sid, _), job in jobs.items():
         res = runner.run(step_program(job.program, sid, steps[sid].test_cases))
         out[sid] = 'pass' if res.returncode == 0 else 'fail'
     return out

@@ -48,8 +48,13 @@ def validate_dataset(cfg, key):
         raise exc.within(key=f'{key}.infer_cfg') from None
     eval_cfg = _section(cfg, 'eval_cfg', key)
     for name in eval_cfg:
-        if name != 'evaluator':
-            _unknown(name, ['evaluator'], f'{key}.eval_cfg', 'eval_cfg')
+        if name not in ('evaluator', 'pass_at_k'):
+            _unknown(name, ['evaluator', 'pass_at_k'], f'{key}.eval_cfg', 'eval_cfg')
+    ks = eval_cfg.get('pass_at_k', [])
+    if not isinstance(ks, (list, tuple)) or not all(isinstance(k, int) and not isinstance(k, bool) and k > 0
+                                                    for k in ks):
+        raise ConfigError(f'must be a list of positive whole numbers, got {ks!r}', key=f'{key}.eval_cfg.pass_at_k',
+                          fix='e.g. pass_at_k=[1, 5, 10] (k above infer_cfg n is left out)')
     evaluator = eval_cfg.get('evaluator')
     if evaluator is not None and 'type' not in evaluator:
         raise ConfigError('needs a `type` (e.g. SciCodeEvaluator)', key=f'{key}.eval_cfg.evaluator')

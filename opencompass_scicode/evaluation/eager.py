@@ -42,20 +42,21 @@ class EagerEvaluator:
         self.thread = threading.Thread(target=self._loop, name='early-evaluation', daemon=True)
         self.thread.start()
 
-    def submit(self, part, problem):
+    def submit(self, part, problem, sample=0):
         """Called by the inference loop: cheap, the work happens on the background thread."""
         if part.dataset.abbr in self.by_abbr:
-            self.items.put((part.dataset.abbr, problem))
+            self.items.put((part.dataset.abbr, problem, sample))
 
     def _loop(self):
         while True:
             item = self.items.get()
             if item is None:
                 return
-            abbr, problem = item
+            abbr, problem, sample = item
             part, evaluator, targets, scheduler, durations = self.by_abbr[abbr]
             try:
-                jobs, _ = evaluator.jobs(_OneProblem(part.dataset, problem), part.store.load(), targets)
+                jobs, _ = evaluator.jobs(_OneProblem(part.dataset, problem), part.store.load(), targets,
+                                         samples=[sample])
                 scheduler.submit(evaluator.submissions(jobs, targets.path, durations, done=self.on_scored))
             except Exception as exc:   # the eval task will score it anyway
                 self.log(f'early evaluation of problem {problem.problem_id} skipped: {exc}')

@@ -4,6 +4,7 @@ from typing import Optional
 
 from ..datasets.chain import PREFILLED_MODES, code_chain
 from ..errors import ConfigError
+from ..predictions import record_key
 from ..results import StepRecord
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from .metrics import score
@@ -106,38 +107,42 @@ class SciCodeEvaluator:
         return missing
 
     # ------------------------------------------------------------ jobs
-    def jobs(self, dataset, predictions, targets):
-        """step_id -> StepJob for runnable steps, plus records for the steps that cannot run."""
+    def jobs(self, dataset, predictions, targets, n=1, samples=None):
+        """(step_id, sample) -> StepJob for runnable steps, plus records for the steps that cannot
+        run. `n`: samples per problem (infer_cfg n); `samples`: only these of them."""
         jobs, records = {}, {}
-        codes = {sid: rec.get('code') for sid, rec in predictions.items()}
-        for problem in dataset.problems:
-            for step in problem.scored_steps:
-                pred = predictions.get(step.step_id)
-                if pred is None:
-                    records[step.step_id] = StepRecord.missing(step.step_id)
-                elif pred.get('error'):
-                    records[step.step_id] = StepRecord(step.step_id, 'parse_error', message=pred['error'],
-                                                       category='no_code')
-                elif pred.get('truncated'):
-                    records[step.step_id] = StepRecord(
-                        step.step_id, 'fail',
-                        message='the response was cut off by the token limit (finish_reason=length)',
-                        category='truncated')
-                elif step.step_id not in targets.step_ids:
-                    records[step.step_id] = StepRecord(
-                        step.step_id, 'eval_error', message='the targets file has no entry for this step',
-                        category='eval_error')
-                elif pred.get('program') is not None:
-                    jobs[step.step_id] = self._job(problem, step, pred['program'], targets)
-                elif not (pred.get('code') or '').strip():
-                    records[step.step_id] = StepRecord(
-                        step.step_id, 'parse_error', message='no code could be extracted from the response',
-                        category='no_code')
-                else:
-                    prior = code_chain(problem, step.index, codes, dataset.prefilled_file,
-                                       self.prefilled_mode)
-                    program = code_prefix(problem.dependencies, [c or '' for c in prior], pred['code'])
-                    jobs[step.step_id] = self._job(problem, step, program, targets)
+        for sample in (range(n) if samples is None else samples):
+            mark = sample if n > 1 else None          # one sample: records as they always were
+
+            def cannot_run(step, status, message, category):
+                records[step.step_id, sample] = StepRecord(step.step_id, status, message=message,
+                                                           category=category, sample=mark)
+
+            codes = {sid: (predictions.get(record_key(sid, sample)) or {}).get('code')
+                     for sid in (s.step_id for p in dataset.problems for s in p.steps)}
+            for problem in dataset.problems:
+                for step in problem.scored_steps:
+                    pred = predictions.get(record_key(step.step_id, sample))
+                    if pred is None:
+                        cannot_run(step, 'parse_error', 'no prediction for this step', 'no_code')
+                    elif pred.get('error'):
+                        cannot_run(step, 'parse_error', pred['error'], 'no_code')
+                    elif pred.get('truncated'):
+                        cannot_run(step, 'fail', 'the response was cut off by the token limit '
+                                                 '(finish_reason=length)', 'truncated')
+                    elif step.step_id not in targets.step_ids:
+                        cannot_run(step, 'eval_error', 'the targets file has no entry for this step',
+                                   'eval_error')
+                    elif pred.get('program') is not None:
+                        jobs[step.step_id, sample] = self._job(problem, step, pred['program'], targets)
+                    elif not (pred.get('code') or '').strip():
+                        cannot_run(step, 'parse_error', 'no code could be extracted from the response',
+                                   'no_code')
+                    else:
+                        prior = code_chain(problem, step.index, codes, dataset.prefilled_file,
+                                           self.prefilled_mode)
+                        program = code_prefix(problem.dependencies, [c or '' for c in prior], pred['code'])
+                        jobs[step.step_id, sample] = self._job(problem, step, program, targets)
         return jobs, records
 
     def _job(self, problem, step, program, targets):
@@ -157,22 +162,24 @@ class SciCodeEvaluator:
         return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers)
 
     # ------------------------------------------------------------ running
-    def submissions(self, jobs, targets_path, durations, done):
-        """What the scheduler needs of each job; `done(record)` is called with its verdict."""
+    def submissions(self, jobs, targets_path, durations, done, n=1):
+        """What the scheduler needs of each job ({(step_id, sample): job}); `done(record)` is
+        called with its verdict (which names its sample when n > 1)."""
         identity = targets_identity(targets_path)
         settings = self.verdict_settings()
         out = []
-        for sid, job in jobs.items():
+        for (sid, sample), job in jobs.items():
             key = program_key(job, identity, settings)
-            out.append(Submission(key, job, durations.expected(sid, key), done))
+            out.append(Submission(key, job, durations.expected(sid, key), done,
+                                  sample=sample if n > 1 else None))
         return out
 
     def scheduler(self, shared=None, durations=None):
         """A pool of `max_workers` workers for this evaluator's limits (started on first use)."""
         return StepScheduler(self.make_executor, shared, durations)
 
-    def run_jobs(self, jobs, targets_path, on_step=None, shared=None, durations=None):
-        """Run jobs in the order schedule.py plans; step_id -> StepRecord.
+    def run_jobs(self, jobs, targets_path, on_step=None, shared=None, durations=None, n=1):
+        """Run jobs in the order schedule.py plans; (step_id, sample) -> StepRecord.
 
         A program another eval task has already run (or is running) is not run
         again: its verdict is shared.
@@ -180,33 +187,34 @@ class SciCodeEvaluator:
         records = {}
 
         def done(record):
-            records[record.step_id] = record
+            records[record.step_id, record.sample or 0] = record
             if on_step:
                 on_step(record)
 
         durations = durations or StepDurations(None)
         scheduler = self.scheduler(shared, durations)
-        scheduler.submit(self.submissions(jobs, targets_path, durations, done))
+        scheduler.submit(self.submissions(jobs, targets_path, durations, done, n))
         scheduler.close()
         self.protections = self.protections or scheduler.protections
         return records
 
-    def evaluate(self, dataset, predictions, targets, on_step=None, shared_dir=None):
-        """Per-step records and metrics for one model on one dataset."""
-        jobs, records = self.jobs(dataset, predictions, targets)
+    def evaluate(self, dataset, predictions, targets, on_step=None, shared_dir=None, n=1, ks=()):
+        """Per-step records and metrics for one model on one dataset (`n` samples per problem;
+        `ks`: pass@k for these k besides 1 and n)."""
+        jobs, records = self.jobs(dataset, predictions, targets, n)
         for record in records.values():
             if on_step:
                 on_step(record)
         shared = SharedVerdicts(shared_dir) if shared_dir else None
         durations = StepDurations(durations_path(dataset.data_dir))
-        records.update(self.run_jobs(jobs, targets.path, on_step, shared, durations))
+        records.update(self.run_jobs(jobs, targets.path, on_step, shared, durations, n))
         if shared is not None:
             # Every step may have been run by another task: report its sandbox.
             if self.protections:
                 shared.put_meta('protections', self.protections)
             else:
                 self.protections = shared.get_meta('protections') or {}
-        return score(dataset.problems, records)
+        return score(dataset.problems, records, n, ks)
 
 
 def default_workers():

@@ -14,7 +14,7 @@ may use their cores for its numerical libraries.
 import dataclasses
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 from ..results import StepRecord
 from .schedule import Planner
@@ -33,6 +33,7 @@ class Submission:
     job: object                       # sandbox StepJob
     expected_s: float
     done: Callable[[StepRecord], None]
+    sample: Optional[int] = None      # which sample of its problem, when there are several
 
 
 def _record(step_id, verdict, run):
@@ -74,7 +75,8 @@ class StepScheduler:
                 cached = self.shared.get(item.key)
                 if cached is not None:                 # run by another task (or earlier here)
                     with self._reporting:
-                        item.done(StepRecord.from_dict(cached, step_id=item.job.step_id, shared=True))
+                        item.done(StepRecord.from_dict(cached, step_id=item.job.step_id, shared=True,
+                                                       sample=item.sample))
                     continue
                 self._waiting[item.key] = [item]
                 self._jobs[item.key] = item.job
@@ -128,7 +130,7 @@ class StepScheduler:
             self._jobs.pop(key, None)
         with self._reporting:
             for i, item in enumerate(waiting):
-                item.done(dataclasses.replace(record, step_id=item.job.step_id,
+                item.done(dataclasses.replace(record, step_id=item.job.step_id, sample=item.sample,
                                               shared=record.shared or i > 0))
 
     def _next(self, slot):

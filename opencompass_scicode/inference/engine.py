@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..errors import UserFacingError
+from ..predictions import record_key
 from ..utils.fingerprint import fingerprint
 from ..datasets.chain import code_chain
 from ..prompts import build_chat_prompt, build_prompt
@@ -88,14 +89,14 @@ class Inferencer:
         self.model = model
         self.parts = parts
         self.on_progress = on_progress or (lambda part: None)
-        self.on_problem_done = on_problem_done or (lambda part, problem: None)
+        self.on_problem_done = on_problem_done or (lambda part, problem, sample: None)
         self.code_runner = code_runner
         self.discard_stale = discard_stale
         for part in parts:
             part.infer_cfg = InferConfig.of(part.infer_cfg)
             part.settings = infer_settings(model, part.dataset, part.infer_cfg, part.prefilled_mode)
             part.settings_fp = fingerprint(part.settings)
-            part.stats = InferStats(total=part.dataset.scored_step_count)
+            part.stats = InferStats(total=part.dataset.scored_step_count * part.infer_cfg.n)
 
     def run(self):
         # before any request
@@ -107,12 +108,13 @@ class Inferencer:
         chains = []
         for part, existing in zip(self.parts, existing_per_part):
             for problem in part.dataset.problems:
-                chains.append((len(problem.scored_steps), part, problem, existing))
+                for sample in range(part.infer_cfg.n):      # each sample a chain of its own answers
+                    chains.append((len(problem.scored_steps), part, problem, existing, sample))
         # Longest problems first: they set the total time, and the model's very first
         # request (sent alone, see OpenAIChatModel) then belongs to one of them.
         chains.sort(key=lambda c: -c[0])
-        tasks = [asyncio.ensure_future(self._run_problem(part, problem, existing))
-                 for _, part, problem, existing in chains]
+        tasks = [asyncio.ensure_future(self._run_problem(part, problem, existing, sample))
+                 for _, part, problem, existing, sample in chains]
         try:
             await asyncio.gather(*tasks)
         except BaseException:
@@ -121,12 +123,12 @@ class Inferencer:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
 
-    async def _run_problem(self, part, problem, existing):
-        codes, state = {}, {'code_runner': self.code_runner}
+    async def _run_problem(self, part, problem, existing, sample=0):
+        codes, state = {}, {'code_runner': self.code_runner, 'sample': sample}
         for step in problem.steps:
             if step.prefilled:
                 continue
-            old = existing.get(step.step_id)
+            old = existing.get(record_key(step.step_id, sample))
             if old is not None and not old.get('error'):
                 codes[step.step_id] = old.get('code')
                 if old.get('transcript'):
@@ -144,7 +146,7 @@ class Inferencer:
                 part.stats.errors += 1
                 part.stats.error_steps.append(step.step_id)
             self.on_progress(part)
-        self.on_problem_done(part, problem)
+        self.on_problem_done(part, problem, sample)
 
     async def _run_step(self, part, problem, step, codes, state):
         dataset, mode = part.dataset, part.settings['mode']
@@ -152,6 +154,8 @@ class Inferencer:
         base = {'problem_id': problem.problem_id, 'step_id': step.step_id, 'step_index': step.index,
                 'model': self.model.abbr, 'dataset': dataset.abbr, 'mode': mode,
                 'settings': part.settings, 'settings_fp': part.settings_fp}
+        if part.infer_cfg.n > 1:
+            base['sample'] = state['sample']
         missing = [s.step_id for s, c in zip(problem.steps, prior) if c is None]
         if self.model.needs_prior_code and missing:
             return dict(base, prompt=None, response=None, code=None, program=None,

@@ -11,17 +11,19 @@ class InferConfig:
     """mode: 'naive' (official), 'chat' or 'tool_use' (inference/modes.py).
     max_out_len: the model's token limit per answer (None: the model's own).
     tool_use_max_loops, code_timeout_seconds: tool calls per step, and seconds per
-    snippet the code_interpreter tool runs (AgentCompass's values)."""
+    snippet the code_interpreter tool runs (AgentCompass's values).
+    n: independent samples of every problem (each a chain of its own answers; pass@k)."""
     mode: str = 'naive'
     max_out_len: Optional[int] = None
     tool_use_max_loops: int = 15
     code_timeout_seconds: float = 180
+    n: int = 1
 
     def __post_init__(self):
         if self.mode not in GENERATORS:
             raise ConfigError(f'unknown generation mode {self.mode!r}', key='mode',
                               fix=f'use one of {", ".join(map(repr, GENERATORS))}')
-        for name in ('max_out_len', 'tool_use_max_loops', 'code_timeout_seconds'):
+        for name in ('max_out_len', 'tool_use_max_loops', 'code_timeout_seconds', 'n'):
             value = getattr(self, name)
             if value is not None and not value > 0:
                 raise ConfigError(f'must be positive, got {value!r}', key=name)
@@ -36,6 +38,8 @@ class InferConfig:
         if self.mode == 'tool_use':
             out.update(tool_use_max_loops=self.tool_use_max_loops,
                        code_timeout_seconds=self.code_timeout_seconds)
+        if self.n > 1:          # one sample: the fingerprint of earlier runs stays valid
+            out['n'] = self.n
         return out
 
     def to_dict(self):

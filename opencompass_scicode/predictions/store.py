@@ -12,6 +12,12 @@ import time
 from pathlib import Path
 
 
+def record_key(step_id, sample=0):
+    """How a step's record is found: its step id, and for the second and later samples of a
+    problem (infer_cfg n > 1) `step_id@sample`, so one sample's files read as before."""
+    return step_id if not sample else f'{step_id}@{sample}'
+
+
 class PredictionStore:
     def __init__(self, path):
         self.path = Path(path)
@@ -36,8 +42,8 @@ class PredictionStore:
                     continue
 
     def load(self):
-        """step_id -> latest record."""
-        return {record['step_id']: record for record in self.records()}
+        """record_key(step_id, sample) -> latest record."""
+        return {record_key(record['step_id'], record.get('sample', 0)): record for record in self.records()}
 
     def append(self, record):
         line = json.dumps(record, ensure_ascii=False) + '\n'

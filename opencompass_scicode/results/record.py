@@ -27,6 +27,7 @@ class StepRecord:
     shared: bool = False             # verdict of the same program run by another task of this run
     category: Optional[str] = None   # why it failed, in a word (evaluation/verdict.py)
     error_type: Optional[str] = None  # the exception's class (`NameError: x` names what was missing)
+    sample: Optional[int] = None     # which sample of its problem, when there are several (0-based)
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -37,19 +38,20 @@ class StepRecord:
         return self.status == 'pass'
 
     @classmethod
-    def missing(cls, step_id):
-        return cls(step_id, 'parse_error', message='no prediction for this step', category='no_code')
+    def missing(cls, step_id, sample=None):
+        return cls(step_id, 'parse_error', message='no prediction for this step', category='no_code',
+                   sample=sample)
 
     @classmethod
-    def skipped(cls, step_id):
+    def skipped(cls, step_id, sample=None):
         return cls(step_id, 'skipped', message='prefilled step: code given by the benchmark, not scored',
-                   category='skipped')
+                   category='skipped', sample=sample)
 
     def to_dict(self):
         """The step's entry in a results file (the optional fields only when they say something)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name in ('violation', 'shared', 'category', 'error_type'):
-            if out[name] in (None, False):
+        for name in ('violation', 'shared', 'category', 'error_type', 'sample'):
+            if out[name] is None or out[name] is False:
                 del out[name]
         return out
 

@@ -12,16 +12,26 @@ RESAMPLES = 2000
 SEED = 20240101
 
 
-def _arrays(problems):
-    """(solved 0/1, passed steps, scored steps) per problem, from a results file's `problems`."""
-    solved = np.array([bool(p['problem_correct']) for p in problems], dtype=float)
-    correct = np.array([p['total_correct'] for p in problems], dtype=float)
-    total = np.array([p['total_steps'] for p in problems], dtype=float)
-    return solved, correct, total
+def _grouped(problems):
+    """problem id -> [samples solved, samples, passed steps, scored steps] (a results file holds
+    one entry per problem, or one per problem and sample)."""
+    out = {}
+    for p in problems:
+        row = out.setdefault(p['problem_id'], [0, 0, 0, 0])
+        row[0] += bool(p['problem_correct'])
+        row[1] += 1
+        row[2] += p['total_correct']
+        row[3] += p['total_steps']
+    return out
 
 
-def _rates(solved, correct, total, draws):
-    main = solved[draws].mean(axis=1) * 100
+def _arrays(grouped, ids=None):
+    rows = np.array([grouped[i] for i in (ids or grouped)], dtype=float).reshape(-1, 4)
+    return rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3]
+
+
+def _rates(solved, samples, correct, total, draws):
+    main = solved[draws].sum(axis=1) / samples[draws].sum(axis=1) * 100
     steps = total[draws].sum(axis=1)
     sub = np.divide(correct[draws].sum(axis=1) * 100, steps, out=np.zeros_like(steps), where=steps > 0)
     return main, sub
@@ -40,8 +50,8 @@ def intervals(problems, resamples=RESAMPLES, seed=SEED):
     """{'main_problem_resolve_rate_ci95': [lo, hi], 'subproblem_ci95': [lo, hi]} in percent."""
     if not problems:
         return {'main_problem_resolve_rate_ci95': [0.0, 0.0], 'subproblem_ci95': [0.0, 0.0]}
-    arrays = _arrays(problems)
-    main, sub = _rates(*arrays, _draws(len(problems), resamples, seed))
+    grouped = _grouped(problems)
+    main, sub = _rates(*_arrays(grouped), _draws(len(grouped), resamples, seed))
     return {'main_problem_resolve_rate_ci95': _interval(main), 'subproblem_ci95': _interval(sub)}
 
 
@@ -51,12 +61,11 @@ def paired_difference(first, second, resamples=RESAMPLES, seed=SEED):
     Returns {'problems': n, 'main': (difference, [lo, hi]), 'subproblem': (difference, [lo, hi])}
     in percentage points, or None when they share no problem.
     """
-    by_id = {p['problem_id']: p for p in first}
-    shared = [(by_id[p['problem_id']], p) for p in second if p['problem_id'] in by_id]
+    one, two = _grouped(first), _grouped(second)
+    shared = [pid for pid in two if pid in one]
     if not shared:
         return None
-    a = _arrays([x for x, _ in shared])
-    b = _arrays([y for _, y in shared])
+    a, b = _arrays(one, shared), _arrays(two, shared)
     draws = _draws(len(shared), resamples, seed)
     main_a, sub_a = _rates(*a, draws)
     main_b, sub_b = _rates(*b, draws)

@@ -155,6 +155,7 @@ class SciCodeSummarizer:
         for name, heading, (extra_header, extra_rows) in (
                 ('comparisons', 'Paired differences (percentage points, 95% interval over shared problems)',
                  self.comparisons(cfg, collected, groups)),
+                ('pass_at_k', 'pass@k over samples (%; unbiased estimator)', self.pass_at(cfg, collected)),
                 ('categories', 'Why steps failed (scored steps per category)', self.categories(cfg, collected)),
                 ('defect_free', 'Without the steps SciCode-Verified lists as defective (beside the official '
                                 'numbers, not instead)', self.defect_free(cfg, collected)),
@@ -218,6 +219,18 @@ class SciCodeSummarizer:
                     compare(f'{second} - {first}', collected.get((first, ds['abbr'])),
                             collected.get((second, ds['abbr'])), ds['abbr'])
         return ['comparison', 'dataset', 'problems', 'main', 'sub-steps'], rows
+
+    @staticmethod
+    def pass_at(cfg, collected):
+        """Per model and dataset sampled more than once: pass@k of main problems and sub-steps."""
+        found = {key: value['pass_at_k'] for key, value in collected.items()
+                 if isinstance(value, dict) and value.get('pass_at_k')}
+        ks = sorted({int(k) for at in found.values() for k in at['main']})
+        rows = [[m['abbr'], ds['abbr'],
+                 *[found[m['abbr'], ds['abbr']][kind].get(str(k), '-') for kind in ('main', 'subproblem')
+                   for k in ks]]
+                for m in cfg['models'] for ds in cfg['datasets'] if (m['abbr'], ds['abbr']) in found]
+        return ['model', 'dataset', *[f'{kind} pass@{k}' for kind in ('main', 'sub') for k in ks]], rows
 
     def defect_free(self, cfg, collected):
         """Per model and dataset: the rates over the steps and problems no known defect touches."""

@@ -4,7 +4,8 @@ import time
 from datetime import datetime, timezone
 
 from ..evaluation.regenerate import ensure_targets
-from ..predictions import PredictionStore
+from ..inference.settings import InferConfig
+from ..predictions import PredictionStore, record_key
 from ..registry import build_dataset, build_evaluator
 from ..utils.progress import ProgressFile
 from ..utils.workdir import write_json_atomic
@@ -24,7 +25,7 @@ def with_answers(problems, dataset, predictions):
     for problem in problems:
         for record in problem['steps']:
             step = steps[record['step_id']]
-            pred = predictions.get(record['step_id']) or {}
+            pred = predictions.get(record_key(record['step_id'], record.get('sample', 0))) or {}
             record['answer'] = {k: pred[k] for k in ANSWER_FIELDS if pred.get(k) not in (None, '', {})}
             record['tests'] = list(step.test_cases)
             if step.ground_truth_code is not None:
@@ -68,7 +69,8 @@ class EvalTask(BaseTask):
         targets = ensure_targets(dataset)
         predictions = self.store.load()
         digest = self.store.digest()
-        progress = ProgressFile(self.progress_path, self.name, dataset.scored_step_count)
+        progress = ProgressFile(self.progress_path, self.name, dataset.scored_step_count
+                                * InferConfig.of(self.dataset_cfg.get('infer_cfg')).n)
         counts = {'done': 0, 'failed': 0}
 
         def on_step(record):
@@ -77,8 +79,10 @@ class EvalTask(BaseTask):
             progress.update(done=counts['done'], errors=counts['failed'])
 
         start = time.monotonic()
+        samples = InferConfig.of(self.dataset_cfg.get('infer_cfg')).n
         scores = evaluator.evaluate(dataset, predictions, targets, on_step=on_step,
-                                    shared_dir=self.run_dir.root / 'cache' / 'verdicts')
+                                    shared_dir=self.run_dir.root / 'cache' / 'verdicts', n=samples,
+                                    ks=(self.dataset_cfg.get('eval_cfg') or {}).get('pass_at_k', ()))
         results = {
             'model': self.model_abbr,
             'dataset': self.dataset_abbr,
@@ -97,7 +101,7 @@ class EvalTask(BaseTask):
         for missing in evaluator.inactive_protections():
             self.log(f'warning: sandbox layer not active on this machine: {missing}')
         write_json_atomic(self.results_path, results)
-        progress.update(done=dataset.scored_step_count, force=True)
+        progress.update(done=results['subproblem_total'], force=True)
         self.log(f'main problems {results["main_problem_resolved"]}/{results["main_problem_total"]}, '
                  f'steps {results["subproblem_correct"]}/{results["subproblem_total"]} '
                  f'(targets: {targets.kind}) -> {self.results_path}')

@@ -6,7 +6,7 @@ problem is scored as soon as its last step is answered.
 """
 from ..inference.engine import InferPart, Inferencer, infer_settings
 from ..inference.settings import InferConfig
-from ..predictions import PredictionStore
+from ..predictions import PredictionStore, record_key
 from ..registry import build_dataset, build_evaluator, build_model, prefilled_mode
 from ..utils.fingerprint import fingerprint
 from ..utils.progress import ProgressFile
@@ -41,9 +41,10 @@ class InferTask(BaseTask):
             records = part.store.load()
             for problem in part.dataset.problems:
                 for step in problem.scored_steps:
-                    rec = records.get(step.step_id)
-                    if rec is None or rec.get('error') or rec.get('settings_fp') != settings_fp:
-                        return False
+                    for sample in range(part.infer_cfg.n):
+                        rec = records.get(record_key(step.step_id, sample))
+                        if rec is None or rec.get('error') or rec.get('settings_fp') != settings_fp:
+                            return False
         return True
 
     def run(self):
@@ -51,8 +52,8 @@ class InferTask(BaseTask):
         parts = self._parts()
         for part in parts:
             model.check_dataset(part.dataset)
-        progress = ProgressFile(self.progress_path, self.name, sum(p.dataset.scored_step_count for p in parts),
-                                parts={p.dataset.abbr: p.dataset.scored_step_count for p in parts})
+        answers = {p.dataset.abbr: p.dataset.scored_step_count * p.infer_cfg.n for p in parts}
+        progress = ProgressFile(self.progress_path, self.name, sum(answers.values()), parts=answers)
         code_runner = None
         tool_parts = [p for p in parts if p.infer_cfg.mode == 'tool_use']
         if tool_parts:
