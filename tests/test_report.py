@@ -1,5 +1,6 @@
 """The HTML report, loaded from disk by a real headless Chromium with the network off."""
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -13,6 +14,9 @@ from test_end_to_end import DATA, config, only_run, run
 pytestmark = pytest.mark.slow
 
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
+# The network off for real where we may make a namespace without one (root); the page's CSP
+# forbids any load from elsewhere in any case.
+OFFLINE = ['unshare', '--net'] if os.geteuid() == 0 and shutil.which('unshare') else []
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason='no chromium on this machine (.ci/run installs it)')
 
 # A program that tries to get markup onto the page through every channel the report shows.
@@ -36,7 +40,7 @@ class _Dom(HTMLParser):
 def _dom(report, fragment=''):
     with tempfile.TemporaryDirectory() as profile:
         out = subprocess.run(
-            [CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+            [*OFFLINE, CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
              '--disable-background-networking', '--disable-component-update', '--disable-sync',
              f'--user-data-dir={profile}', '--virtual-time-budget=10000', '--dump-dom',
              f'file://{report}{fragment}'],
@@ -49,7 +53,8 @@ def _dom(report, fragment=''):
 
 def _screenshot(report, path):
     with tempfile.TemporaryDirectory() as profile:
-        subprocess.run([CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+        subprocess.run([*OFFLINE, CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu',
+                        '--disable-background-networking',
                         f'--user-data-dir={profile}', '--virtual-time-budget=10000', '--window-size=1400,2000',
                         f'--screenshot={path}', f'file://{report}'], capture_output=True, timeout=120)
     return path
@@ -108,6 +113,8 @@ def test_the_report_shows_what_the_results_files_hold(report_run, tmp_path):
     # the step shown in detail first (gen's 1.1) shows its code, tests and prompt
     text = ''.join(dom.text)
     assert 'def cg(' in text and 'target' in text and 'NEXT STEP' in text
+    # paired differences, as in the summary files: gen vs ref on each dataset, bg vs no bg
+    assert 'Paired differences' in text and 'ref - gen' in text and 'gen: w/ bg - w/o bg' in text
     print('screenshot:', _screenshot(report, tmp_path / 'report.png'))
     assert (tmp_path / 'report.png').stat().st_size > 10000
 

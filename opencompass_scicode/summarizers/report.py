@@ -123,9 +123,11 @@ def _who_solves(cfg, collected):
     return out
 
 
-def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=()):
+def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=(), tables=None, known_defects=True):
     """Write summary/report_<timestamp>.html; return its path. `compare`: [(label, collected
-    results)] of other runs, shown beside this one, steps whose verdict differs marked."""
+    results)] of other runs, shown beside this one, steps whose verdict differs marked; `tables`:
+    the summary's tables by name (the report shows its paired differences and pass@k);
+    `known_defects`: show the scores without known-defective steps."""
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(['html', 'j2']))
     page = env.get_template('report.html.j2').render(
@@ -135,7 +137,12 @@ def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=()):
         categories=CATEGORIES, overview=_overview(cfg, collected, usage_rows),
         who_solves=_who_solves(cfg, collected),
         plots=[base64.b64encode(Path(p).read_bytes()).decode('ascii') for p in plots],
-        compared=[label for label, _ in compare],
+        compared=[label for label, _ in compare], known_defects=known_defects,
+        extra_tables=[(heading, *(tables or {}).get(name, ([], [])))
+                      for name, heading in (('comparisons', 'Paired differences (percentage points, 95% '
+                                                             'interval over the problems both scored)'),
+                                            ('pass_at_k', 'pass@k over samples (%)'))
+                      if (tables or {}).get(name, ([], []))[1]],
         payload=_packed(_payload(cfg, [(run_dir.timestamp, collected), *compare])))
     path = run_dir.summary_path('html').with_name(f'report_{run_dir.timestamp}.html')
     path.write_text(page, encoding='utf-8')

@@ -184,14 +184,19 @@ class SciCodeSummarizer:
         png = self._plot(cfg, collected, groups, run_dir) if self.plot else None
         if png:
             written.append(png)
+        report = None
         if self.report:
-            written.append(build_report(cfg, run_dir, collected, self.usage(cfg, run_dir)[1],
-                                        plots=[png] if png else [],
-                                        compare=[(other.timestamp, self.collect(cfg, other))
-                                                 for other in compare]))
+            tables = {name: (head, rows) for name, _, head, rows in sections}
+            report = build_report(cfg, run_dir, collected, self.usage(cfg, run_dir)[1],
+                                  plots=[png] if png else [], tables=tables,
+                                  known_defects=self.known_defects,
+                                  compare=[(other.timestamp, self.collect(cfg, other)) for other in compare])
+            written.append(report)
         if echo:
             print(txt)
             print('summary written to:\n  ' + '\n  '.join(map(str, written)))
+            if report:
+                print(f'open the report in a browser: {report}')
         return {'header': header, 'rows': body, 'files': [str(p) for p in written]}
 
     @staticmethod
