@@ -1,7 +1,9 @@
 """`python run.py CONFIG` (or `opencompass-scicode CONFIG`): check, plan, prepare targets, infer,
 evaluate, summarize."""
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from rich.console import Console
@@ -11,8 +13,8 @@ from .config import dump_config, fill_abbrs, load_config, validate_config
 from .datasets.files import DEFAULT_DATA_DIR, prepare_data
 from .errors import ConfigError, UserFacingError
 from .partitioners import NaivePartitioner
-from .registry import build, build_dataset, build_model, prefilled_mode
-from .runners import LocalRunner
+from .registry import build, build_dataset, build_model, prefilled_mode, resolve_type
+from .runners import LocalRunner, SlurmRunner
 from .summarizers import SciCodeSummarizer
 from .tasks.contract import TaskStatus
 from .utils.runlock import RunLock
@@ -42,7 +44,14 @@ def parse_args(argv, prog=None):
     p.add_argument('--debug', action='store_true', help='run tasks in this process, one by one, '
                                                         'with tracebacks')
     p.add_argument('--dry-run', action='store_true', help='print the task plan and exit; writes nothing')
-    p.add_argument('--max-num-workers', type=int, help='tasks running at once (overrides the config)')
+    p.add_argument('--max-num-workers', type=int, help='tasks in flight at once, for either runner '
+                                                        '(overrides the config)')
+    p.add_argument('--slurm', action='store_true', help='run every task as a Slurm job (SlurmRunner)')
+    p.add_argument('-p', '--partition', help='with --slurm: the Slurm partition')
+    p.add_argument('-q', '--qos', help='with --slurm: the Slurm QOS')
+    p.add_argument('--retry', type=int, help='with --slurm: submit a job that ended without its outputs '
+                                             '(cancelled, node failure, time limit, ...) again, up to N '
+                                             'times (default 2)')
     p.add_argument('--prepare-data', action='store_true',
                    help='fetch and verify the SciCode data files, then exit')
     p.add_argument('--discard-stale', action='store_true',
@@ -51,6 +60,10 @@ def parse_args(argv, prog=None):
                    help='show these runs beside this one in the report (timestamps in the work dir, '
                         'or paths of run directories), e.g. -m viz -r --compare 20260101_120000')
     args = p.parse_args(argv)
+    if not args.slurm and (args.partition or args.qos or args.retry is not None):
+        p.error('-p/--partition, -q/--qos and --retry go with --slurm')
+    if args.slurm and not args.partition:
+        p.error('--slurm needs -p PARTITION (sinfo lists them)')
     args.command = f'python {p.prog}' if p.prog.endswith('.py') else p.prog
     return args
 
@@ -164,30 +177,52 @@ def section(cfg, name, key, default):
 
 
 def build_stage(cfg, stage, args):
-    """(partitioner, runner) for a stage, as the config asks."""
+    """(partitioner, runner) for a stage, as the config and the command line ask."""
     name = SECTION[stage]
     partitioner = build(dict(section(cfg, name, 'partitioner', NaivePartitioner)), key=f'{name}.partitioner')
     runner_cfg = dict(section(cfg, name, 'runner', LocalRunner))
+    if args.slurm:
+        # Keep what the config says of Slurm (time, memory, ...); the command line wins.
+        runner_cfg = dict(runner_cfg if resolve_type(runner_cfg['type']) is SlurmRunner else {},
+                          type=SlurmRunner, partition=args.partition)
+        if args.qos:
+            runner_cfg['qos'] = args.qos
+        if args.retry is not None:
+            runner_cfg['retry'] = args.retry
     if args.max_num_workers:
         runner_cfg['max_num_workers'] = args.max_num_workers
     runner = build(runner_cfg, key=f'{name}.runner', debug=args.debug)
     return partitioner, runner
 
 
-def print_plan(plan, datasets_by_abbr):
+def _relative(path, root):
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def print_plan(plan, datasets_by_abbr, runners, root):
+    """Every task with its shard, its problems, what it asks of a cluster, and how it is started."""
     rows = []
     for stage, specs in plan.items():
         for spec in specs:
             abbrs = spec.labels.get('datasets') or [spec.labels['dataset']]
+            chosen = spec.labels.get('problems') or {}
             problems, steps = [], []
             for abbr in abbrs:
-                ids = [p.problem_id for p in datasets_by_abbr[abbr].problems]
+                dataset = datasets_by_abbr[abbr]
+                ids = chosen.get(abbr) or [p.problem_id for p in dataset.problems]
                 problems.append(f'{len(ids)} ({", ".join(ids[:6])}{", ..." if len(ids) > 6 else ""})')
-                steps.append(str(datasets_by_abbr[abbr].scored_step_count))
-            rows.append([stage, spec.labels.get('model', '-'), '\n'.join(abbrs), '\n'.join(problems),
-                         '\n'.join(steps), '\n'.join(spec.outputs) or '-'])
-    print(tabulate(rows, headers=['stage', 'model', 'dataset', 'problems', 'steps', 'output'],
+                steps.append(str(sum(len(p.scored_steps) for p in dataset.problems if p.problem_id in ids)))
+            resources = ', '.join(f'{k}={v}' for k, v in spec.resources.items()) or '-'
+            rows.append([spec.name, '\n'.join(abbrs), spec.labels.get('shard', '-'), '\n'.join(problems),
+                         '\n'.join(steps), resources, '\n'.join(_relative(o, root) for o in spec.outputs) or '-'])
+    print(tabulate(rows, headers=['task', 'dataset', 'shard', 'problems', 'steps', 'resources', 'output'],
                    disable_numparse=True))
+    for stage, specs in plan.items():
+        for spec in specs:
+            print(f'{spec.name}: {runners[stage].describe(spec)}')
 
 
 def run_stage(runner, run_dir, specs, stage, earlier):
@@ -215,8 +250,17 @@ def print_statuses(statuses):
     print(tabulate(rows, headers=['task', 'state', 'duration', 'log'], disable_numparse=True))
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv=None, prog=None):
     args = parse_args(sys.argv[1:] if argv is None else argv, prog=prog)
+    # SIGTERM (a scheduler, `kill`) stops a run as Ctrl-C does: tasks and jobs are stopped, and
+    # what they finished is kept for -r.
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return _main(args)
     except UserFacingError as exc:
@@ -225,6 +269,9 @@ def main(argv=None, prog=None):
     except KeyboardInterrupt:
         console.print('[yellow]interrupted. Finished steps are saved; continue with -r.')
         return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _main(args):
@@ -256,9 +303,12 @@ def _main(args):
     if args.dry_run:
         plan = {stage: partitioner.partition(cfg, run_dir, stage, dry_run=True, **options)
                 for stage, (partitioner, _) in plans.items()}
-        print(f'run directory: {run_dir.root}')
-        print_plan({stage: specs for stage, specs in plan.items() if specs}, {d.abbr: d for d in datasets})
+        print(f'run directory: {run_dir.root} (outputs below are relative to it)')
+        print_plan({stage: specs for stage, specs in plan.items() if specs}, {d.abbr: d for d in datasets},
+                   {stage: runner for stage, (_, runner) in plans.items()}, run_dir.root)
         return 0
+    for _, runner in plans.values():
+        runner.check()          # e.g. Slurm's commands and partition: before any work is done
 
     summarizer = build(dict(cfg.get('summarizer') or {'type': SciCodeSummarizer}), key='summarizer')
     lock = RunLock(run_dir.root).acquire()

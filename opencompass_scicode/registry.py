@@ -138,7 +138,8 @@ def build(cfg, key='', drop=(), **extra):
 
 # ------------------------------------------------ the entries of a config
 def build_model(cfg, key='model'):
-    return build(cfg, key=key)
+    # run_cfg (num_gpus, num_procs) is what the model's tasks ask of a cluster, not a model setting
+    return build(cfg, key=key, drop=('run_cfg',))
 
 
 def build_dataset(cfg, key='dataset'):

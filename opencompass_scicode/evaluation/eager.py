@@ -13,7 +13,8 @@ import queue
 import threading
 
 from ..targets.locate import load_targets
-from .sharing import SharedVerdicts, StepDurations, durations_path
+from ..results.timings import StepDurations, durations_path
+from .sharing import SharedVerdicts
 
 
 class EagerEvaluator:

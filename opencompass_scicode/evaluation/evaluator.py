@@ -10,7 +10,8 @@ from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from .metrics import score
 from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
 from .scheduler import StepScheduler, Submission
-from .sharing import SharedVerdicts, StepDurations, durations_path, program_key, targets_identity
+from ..results.timings import StepDurations, durations_path
+from .sharing import SharedVerdicts, program_key, targets_identity
 
 
 # The official harness gives each step program 1800 s.
@@ -198,10 +199,14 @@ class SciCodeEvaluator:
         self.protections = self.protections or scheduler.protections
         return records
 
-    def evaluate(self, dataset, predictions, targets, on_step=None, shared_dir=None, n=1, ks=()):
+    def evaluate(self, dataset, predictions, targets, on_step=None, shared_dir=None, n=1, ks=(), known=None):
         """Per-step records and metrics for one model on one dataset (`n` samples per problem;
-        `ks`: pass@k for these k besides 1 and n)."""
+        `ks`: pass@k for these k besides 1 and n; `known`: (step_id, sample) -> StepRecord already
+        decided, e.g. by the shards of this evaluation, not run again)."""
         jobs, records = self.jobs(dataset, predictions, targets, n)
+        known = known or {}
+        jobs = {key: job for key, job in jobs.items() if key not in known}
+        records.update(known)
         for record in records.values():
             if on_step:
                 on_step(record)

@@ -18,7 +18,8 @@ from typing import Callable, Optional
 
 from ..results import StepRecord
 from .schedule import Planner
-from .sharing import LocalVerdicts, StepDurations
+from ..results.timings import StepDurations
+from .sharing import LocalVerdicts
 from .verdict import decide
 
 

@@ -1,27 +1,39 @@
-"""What every partitioner shares: turning one unit of work into a task file and its spec.
+"""What every partitioner shares: turning units of work into task files and their specs.
 
 The task file holds the spec (tasks/contract.py) under `task` and the work
 itself (model and dataset entries, types as import paths) beside it, as JSON:
 a task process reads it without loading mmengine (about half a second each).
 Secrets never reach it: literal API keys are moved into the environment the
 run's processes inherit.
+
+A partitioner only decides how a dataset's problems are split into shards
+(`split`). One shard gives one task per model (inference) and per model and
+dataset (evaluation), written straight to the final files. Several shards
+give one task per shard, each writing a part file, and a merge task that
+depends on them and writes the final file, the same as an unsharded run's.
 """
+import inspect
 import os
 import sys
 
-from ..registry import to_plain
+from ..registry import build_dataset, resolve_type, to_plain
 from ..tasks.contract import TaskSpec
-from ..utils.workdir import write_json_atomic
 from ..utils.pythonpath import with_package
 from ..utils.secrets import move_secrets_to_env
+from ..utils.workdir import write_json_atomic
+from .costs import eval_costs, infer_costs
 
 TASK_MODULE = 'opencompass_scicode.tasks'
 
 
 class BasePartitioner:
     """`partition` returns the TaskSpecs of one stage and writes their task files (unless
-    `dry_run`). Subclasses split inference and evaluation; targets are prepared once per
-    dataset that needs them, whatever the partitioner."""
+    `dry_run`). Targets are prepared once per dataset that needs them, whatever the partitioner."""
+
+    def split(self, costs, stage):
+        """[[problem id, ...], ...]: the shards of one dataset, given [(problem id, cost)] in
+        dataset order. `stage`: 'infer' or 'eval'."""
+        raise NotImplementedError
 
     def partition(self, cfg, run_dir, stage, dry_run=False, **options):
         if stage == 'targets':
@@ -33,24 +45,104 @@ class BasePartitioner:
             return self.eval_tasks(cfg, run_dir, dry_run)
         raise ValueError(f'unknown stage {stage!r}')
 
-    def infer_tasks(self, cfg, run_dir, dry_run, eager_eval, discard_stale):
-        raise NotImplementedError
-
-    def eval_tasks(self, cfg, run_dir, dry_run):
-        raise NotImplementedError
-
     def targets_tasks(self, cfg, run_dir, dry_run, regenerate):
         """One task per dataset named in `regenerate` (abbrs)."""
         return [self.task(run_dir, 'targets', [ds['abbr']], {'dataset': ds}, labels={'dataset': ds['abbr']},
                           dry_run=dry_run)
                 for ds in cfg['datasets'] if ds['abbr'] in regenerate]
 
+    # ------------------------------------------------------------ shards
+    def _shards(self, ds_cfgs, stage):
+        """Shards of problem ids over these datasets: a problem in several of them (with and
+        without background) is in the same shard of each, its costs added up."""
+        costs = {}
+        for ds_cfg in ds_cfgs:
+            dataset = build_dataset(ds_cfg)
+            for pid, cost in (infer_costs(dataset) if stage == 'infer' else eval_costs(dataset)):
+                costs[pid] = costs.get(pid, 0) + cost
+        return [shard for shard in self.split(list(costs.items()), stage) if shard]
+
+    def infer_tasks(self, cfg, run_dir, dry_run, eager_eval, discard_stale):
+        datasets = cfg['datasets']
+        specs = []
+        for model in cfg['models']:
+            m = model['abbr']
+            shards_ids = self._shards(datasets, 'infer')
+            count = len(shards_ids)
+            finals = [run_dir.predictions_path(m, ds['abbr']) for ds in datasets]
+            resources = _model_resources(model)
+            common = {'eager_eval': eager_eval, 'discard_stale': discard_stale}
+            labels = {'model': m, 'datasets': [ds['abbr'] for ds in datasets]}
+            if count == 1:
+                specs.append(self.task(run_dir, 'infer', [m], dict(common, model=self.model_entry(model),
+                                                                   datasets=datasets),
+                                       outputs=finals, labels=labels, resources=resources, dry_run=dry_run))
+                continue
+            entry = share_limits(self.model_entry(model), count)
+            shards = []
+            for k in range(count):
+                shard = shard_name(k, count)
+                problems = {ds['abbr']: [p.problem_id for p in build_dataset(ds).problems] for ds in datasets}
+                parts = [(ds, [pid for pid in shards_ids[k] if pid in problems[ds['abbr']]]) for ds in datasets]
+                parts = [(ds, ids) for ds, ids in parts if ids]
+                spec = self.task(
+                    run_dir, 'infer', [m, shard],
+                    dict(common, model=entry, shard=shard,
+                         datasets=[dict(ds, sample_ids=ids) for ds, ids in parts]),
+                    outputs=[run_dir.part_path(run_dir.predictions_path(m, ds['abbr']), shard) for ds, _ in parts],
+                    labels=dict(labels, datasets=[ds['abbr'] for ds, _ in parts], shard=shard,
+                                problems={ds['abbr']: ids for ds, ids in parts}),
+                    resources=resources, dry_run=dry_run)
+                shards.append(spec)
+            specs += shards
+            specs.append(self.task(run_dir, 'infer', [m], {'action': 'merge', 'model_abbr': m, 'datasets': datasets,
+                                                           'shards': [s.labels['shard'] for s in shards]},
+                                   outputs=finals, depends_on=[s.name for s in shards],
+                                   labels=dict(labels, shard='merge'), dry_run=dry_run))
+        return specs
+
+    def eval_tasks(self, cfg, run_dir, dry_run):
+        specs = []
+        for model in cfg['models']:
+            m = model['abbr']
+            for ds in cfg['datasets']:
+                d = ds['abbr']
+                final = run_dir.results_path(m, d)
+                after = [run_dir.task_name('infer', m)]
+                labels = {'model': m, 'dataset': d}
+                resources = _eval_resources(ds)
+                shards = self._shards([ds], 'eval')
+                if len(shards) == 1:
+                    specs.append(self.task(run_dir, 'eval', [m, d], {'model_abbr': m, 'dataset': ds},
+                                           outputs=[final], depends_on=after, labels=labels,
+                                           resources=resources, dry_run=dry_run))
+                    continue
+                names = []
+                for k, ids in enumerate(shards):
+                    shard = shard_name(k, len(shards))
+                    spec = self.task(run_dir, 'eval', [m, d, shard],
+                                     {'model_abbr': m, 'dataset': dict(ds, sample_ids=ids), 'shard': shard},
+                                     outputs=[run_dir.part_path(final, shard)], depends_on=after,
+                                     labels=dict(labels, shard=shard, problems={d: ids}),
+                                     resources=resources, dry_run=dry_run)
+                    specs.append(spec)
+                    names.append(spec.name)
+                specs.append(self.task(run_dir, 'eval', [m, d],
+                                       {'model_abbr': m, 'dataset': ds,
+                                        'merge_shards': [shard_name(k, len(shards)) for k in range(len(shards))]},
+                                       outputs=[final], depends_on=names, labels=dict(labels, shard='merge'),
+                                       resources=resources, dry_run=dry_run))
+        return specs
+
+    # ------------------------------------------------------------ task files
     @staticmethod
     def model_entry(model_cfg):
-        return move_secrets_to_env(to_plain(dict(model_cfg)), model_cfg['abbr'])
+        entry = {k: v for k, v in dict(model_cfg).items() if k != 'run_cfg'}
+        return move_secrets_to_env(to_plain(entry), model_cfg['abbr'])
 
     @staticmethod
-    def task(run_dir, stage, parts, work, outputs=(), depends_on=(), labels=None, dry_run=False):
+    def task(run_dir, stage, parts, work, outputs=(), depends_on=(), labels=None, resources=None,
+             dry_run=False):
         name = run_dir.task_name(stage, *parts)
         config_path = run_dir.task_config_path(name)
         log_path = run_dir.log_path(name)
@@ -60,8 +152,59 @@ class BasePartitioner:
             config_path=str(config_path), log_path=str(log_path),
             progress_path=str(log_path.with_suffix('.progress.json')),
             outputs=[str(p) for p in outputs], depends_on=list(depends_on), labels=dict(labels or {}),
-            env={'PYTHONPATH': with_package(os.environ.get('PYTHONPATH'))})
+            env={'PYTHONPATH': with_package(os.environ.get('PYTHONPATH'))},
+            resources={k: v for k, v in (resources or {}).items() if v})
         if not dry_run:
             write_json_atomic(config_path, dict(task=spec.to_dict(), work_dir=str(run_dir.work_dir),
                                                 timestamp=run_dir.timestamp, **to_plain(work)))
         return spec
+
+
+def shard_name(index, count):
+    return f'part{index}of{count}'
+
+
+def spread(costs, count):
+    """Longest first, each problem to the shard with the least so far; each shard keeps the
+    dataset's order, so a problem's steps stay together and in order."""
+    order = {pid: i for i, (pid, _) in enumerate(costs)}
+    loads = [0.0] * count
+    shards = [[] for _ in range(count)]
+    for pid, cost in sorted(costs, key=lambda pc: (-pc[1], order[pc[0]])):
+        k = min(range(count), key=lambda i: (loads[i], i))
+        loads[k] += cost
+        shards[k].append(pid)
+    return [sorted(shard, key=order.get) for shard in shards]
+
+
+def _default(model_cfg, name):
+    """A model class's default for a keyword, or None where it has no such keyword."""
+    try:
+        params = inspect.signature(resolve_type(model_cfg['type'])).parameters
+    except (TypeError, ValueError):
+        return None
+    param = params.get(name)
+    return None if param is None or param.default is inspect.Parameter.empty else param.default
+
+
+def share_limits(entry, count):
+    """A model's request limits divided among its `count` shards, as if all ran at once: together
+    they never exceed what the config allows, however many the runner starts."""
+    entry = dict(entry)
+    concurrency = entry.get('max_concurrency', _default(entry, 'max_concurrency'))
+    if concurrency:
+        entry['max_concurrency'] = max(1, int(concurrency) // count)
+    qps = entry.get('query_per_second', _default(entry, 'query_per_second'))
+    if qps:
+        entry['query_per_second'] = qps / count
+    return entry
+
+
+def _model_resources(model_cfg):
+    run_cfg = model_cfg.get('run_cfg') or {}
+    return {'gpus': run_cfg.get('num_gpus'), 'procs': run_cfg.get('num_procs')}
+
+
+def _eval_resources(ds_cfg):
+    evaluator = (ds_cfg.get('eval_cfg') or {}).get('evaluator') or {}
+    return {'cpus': evaluator.get('max_workers')}

@@ -19,16 +19,22 @@ def record_key(step_id, sample=0):
 
 
 class PredictionStore:
-    def __init__(self, path):
+    """`base`: a file read before this one and never written (a shard appends to its part file
+    and sees the whole run's records before it)."""
+
+    def __init__(self, path, base=None):
         self.path = Path(path)
+        self.base = PredictionStore(base) if base else None
         self._lock = threading.Lock()     # appends may come from several threads
 
     def exists(self):
-        return self.path.is_file()
+        return self.path.is_file() or bool(self.base and self.base.exists())
 
     def records(self):
         """Every record in file order, superseded ones included. A torn last line
         (crash mid-write) is skipped."""
+        if self.base:
+            yield from self.base.records()
         if not self.path.is_file():
             return
         with open(self.path, encoding='utf-8') as fh:
@@ -92,3 +98,33 @@ class PredictionStore:
         if not self.path.is_file():
             return None
         return hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
+
+
+def merge_parts(final_path, part_paths):
+    """Append the part files' records to the final file (in one atomic replace) and remove the
+    parts. Lines the final file already holds are not added again, so a merge cut short between
+    the replace and the removal can simply run again."""
+    final_path = Path(final_path)
+    parts = [Path(p) for p in part_paths if Path(p).is_file()]
+    lines = final_path.read_text(encoding='utf-8').splitlines() if final_path.is_file() else []
+    seen = set(lines)
+    for part in parts:
+        for line in part.read_text(encoding='utf-8').splitlines():
+            if line.strip() and line not in seen:
+                seen.add(line)
+                lines.append(line)
+    final_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final_path.with_name(f'.{final_path.name}.{os.getpid()}.tmp')
+    tmp.write_text(''.join(line + '\n' for line in lines if line.strip()), encoding='utf-8')
+    os.replace(tmp, final_path)
+    for part in parts:
+        part.unlink()
+    remove_empty_parent(parts)
+
+
+def remove_empty_parent(paths):
+    for folder in {Path(p).parent for p in paths}:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass

@@ -10,7 +10,10 @@ from .contract import EXIT_FAILED, EXIT_INTERRUPTED
 USAGE = 'usage: python -m opencompass_scicode.tasks TASK_FILE'
 
 
-def task_class(stage):
+def task_class(stage, action=None):
+    if stage == 'infer' and action == 'merge':
+        from .merge import MergePredictionsTask
+        return MergePredictionsTask
     if stage == 'infer':
         from .infer import InferTask
         return InferTask
@@ -26,7 +29,7 @@ def task_class(stage):
 def load_task(path):
     with open(path, encoding='utf-8') as fh:
         cfg = json.load(fh)
-    return task_class(cfg['task']['stage'])(cfg)
+    return task_class(cfg['task']['stage'], cfg.get('action'))(cfg)
 
 
 def main(argv=None, standalone=True):

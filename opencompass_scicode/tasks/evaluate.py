@@ -1,4 +1,11 @@
-"""Scoring of one model on one dataset: its predictions in, its results file out."""
+"""Scoring of one model on one dataset: its predictions in, its results file out.
+
+A shard (`shard` in the task file) scores some problems only and writes a part
+file. The task that merges them (`merge_shards`) is this same task over the
+whole dataset: it takes the verdicts of the parts that were made from the
+current predictions and settings, scores whatever is left, and writes the
+results file an unsharded run writes.
+"""
 import json
 import time
 from datetime import datetime, timezone
@@ -6,6 +13,8 @@ from datetime import datetime, timezone
 from ..evaluation.regenerate import ensure_targets
 from ..inference.settings import InferConfig
 from ..predictions import PredictionStore, record_key
+from ..predictions.store import remove_empty_parent
+from ..results import StepRecord
 from ..registry import build_dataset, build_evaluator
 from ..utils.progress import ProgressFile
 from ..utils.workdir import write_json_atomic
@@ -39,26 +48,56 @@ class EvalTask(BaseTask):
         self.model_abbr = cfg['model_abbr']
         self.dataset_cfg = dict(cfg['dataset'])
         self.dataset_abbr = self.dataset_cfg['abbr']
+        self.shard = cfg.get('shard')
+        self.merge_shards = list(cfg.get('merge_shards') or ())
 
     @property
     def store(self):
         return PredictionStore(self.run_dir.predictions_path(self.model_abbr, self.dataset_abbr))
 
     @property
-    def results_path(self):
+    def final_path(self):
         return self.run_dir.results_path(self.model_abbr, self.dataset_abbr)
 
-    def is_complete(self):
-        """Results exist and were computed from the current predictions and evaluator settings."""
+    @property
+    def results_path(self):
+        return self.run_dir.part_path(self.final_path, self.shard) if self.shard else self.final_path
+
+    @property
+    def part_paths(self):
+        return [self.run_dir.part_path(self.final_path, shard) for shard in self.merge_shards]
+
+    def _current(self, path):
+        """The results file at `path` if it was computed from the current predictions and
+        evaluator settings, else None."""
         try:
-            results = json.loads(self.results_path.read_text())
+            results = json.loads(path.read_text())
         except (OSError, ValueError):
-            return False
+            return None
         evaluator = build_evaluator(self.dataset_cfg)
         saved = results.get('evaluator') or {}
         # Worker counts and the executor do not change verdicts; the rest does.
-        return (results.get('predictions_digest') == self.store.digest()
-                and all(saved.get(k) == v for k, v in evaluator.identity().items()))
+        if (results.get('predictions_digest') == self.store.digest()
+                and all(saved.get(k) == v for k, v in evaluator.identity().items())):
+            return results
+        return None
+
+    def is_complete(self):
+        """Results exist and were computed from the current predictions and evaluator settings
+        (for a shard: its part, or the merged results)."""
+        return any(self._current(path) is not None for path in {self.results_path, self.final_path})
+
+    def _from_parts(self):
+        """(step_id, sample) -> StepRecord decided by the shards, from their current parts."""
+        known = {}
+        for path in self.part_paths:
+            part = self._current(path) or {}
+            for problem in part.get('problems', ()):
+                for step in problem['steps']:
+                    if step.get('status') != 'skipped':
+                        record = StepRecord.from_dict(step)
+                        known[record.step_id, record.sample or 0] = record
+        return known
 
     def run(self):
         if not self.store.exists():
@@ -80,9 +119,13 @@ class EvalTask(BaseTask):
 
         start = time.monotonic()
         samples = InferConfig.of(self.dataset_cfg.get('infer_cfg')).n
+        known = self._from_parts()
+        if self.merge_shards:
+            self.log(f'{len(known)} verdicts from {len(self.part_paths)} shards')
         scores = evaluator.evaluate(dataset, predictions, targets, on_step=on_step,
                                     shared_dir=self.run_dir.root / 'cache' / 'verdicts', n=samples,
-                                    ks=(self.dataset_cfg.get('eval_cfg') or {}).get('pass_at_k', ()))
+                                    ks=(self.dataset_cfg.get('eval_cfg') or {}).get('pass_at_k', ()),
+                                    known=known)
         results = {
             'model': self.model_abbr,
             'dataset': self.dataset_abbr,
@@ -101,6 +144,9 @@ class EvalTask(BaseTask):
         for missing in evaluator.inactive_protections():
             self.log(f'warning: sandbox layer not active on this machine: {missing}')
         write_json_atomic(self.results_path, results)
+        for path in self.part_paths:
+            path.unlink(missing_ok=True)
+        remove_empty_parent(self.part_paths)
         progress.update(done=results['subproblem_total'], force=True)
         self.log(f'main problems {results["main_problem_resolved"]}/{results["main_problem_total"]}, '
                  f'steps {results["subproblem_correct"]}/{results["subproblem_total"]} '

@@ -2,7 +2,10 @@
 
 One process per model keeps the model's concurrency and rate limits true for
 the whole run, however many datasets it has. With early evaluation on, each
-problem is scored as soon as its last step is answered.
+problem is scored as soon as its last step is answered. A shard (`shard` in
+the task file) answers some problems only and appends to its part file, seeing
+the run's earlier predictions before it; the merge task (tasks/merge.py)
+brings the parts together.
 """
 from ..inference.engine import InferPart, Inferencer, infer_settings
 from ..inference.settings import InferConfig
@@ -21,9 +24,13 @@ class InferTask(BaseTask):
         self.model_cfg = dict(cfg['model'])
         self.model_abbr = self.model_cfg['abbr']
         self.dataset_cfgs = [dict(d) for d in cfg['datasets']]
+        self.shard = cfg.get('shard')
 
     def store(self, dataset_abbr):
-        return PredictionStore(self.run_dir.predictions_path(self.model_abbr, dataset_abbr))
+        final = self.run_dir.predictions_path(self.model_abbr, dataset_abbr)
+        if self.shard:
+            return PredictionStore(self.run_dir.part_path(final, self.shard), base=final)
+        return PredictionStore(final)
 
     def _parts(self):
         parts = []
@@ -75,8 +82,9 @@ class InferTask(BaseTask):
                 code_runner.close()
             if eager:
                 eager.finish()
-            write_json_atomic(self.run_dir.usage_path(self.model_abbr),
-                              {p.dataset.abbr: p.store.usage() for p in parts})
+            if not self.shard:          # a shard's usage is counted when the parts are merged
+                write_json_atomic(self.run_dir.usage_path(self.model_abbr),
+                                  {p.dataset.abbr: p.store.usage() for p in parts})
         progress.write(force=True)
         errors = 0
         for part, st in zip(parts, stats):

@@ -65,6 +65,12 @@ class RunDir:
     def results_path(self, model_abbr, dataset_abbr):
         return self.root / 'results' / model_abbr / f'{dataset_abbr}.json'
 
+    @staticmethod
+    def part_path(final_path, shard):
+        """Where one shard writes its part of `final_path` (merged into it when all are done)."""
+        final_path = Path(final_path)
+        return final_path.parent / f'{final_path.stem}.parts' / f'{shard}{final_path.suffix}'
+
     def usage_path(self, model_abbr):
         return self.root / 'predictions' / model_abbr / 'usage.json'
 

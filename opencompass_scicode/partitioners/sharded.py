@@ -1,0 +1,40 @@
+"""Partitioners that split work into shards of whole problems, for more machines than one.
+
+A shard holds whole problems: a problem's steps stay together and in order,
+because each step's program is built on the problem's earlier steps.
+"""
+import math
+
+from ..errors import ConfigError
+from .base import BasePartitioner, spread
+
+
+class NumWorkerPartitioner(BasePartitioner):
+    """num_worker: shards per model (inference) and per model and dataset (evaluation); problems
+    are spread longest first so that shards take about as long."""
+
+    def __init__(self, num_worker: int = 8):
+        if not isinstance(num_worker, int) or num_worker < 1:
+            raise ConfigError(f'num_worker must be a whole number >= 1, got {num_worker!r}', key='num_worker')
+        self.num_worker = num_worker
+
+    def split(self, costs, stage):
+        return spread(costs, min(self.num_worker, len(costs)) or 1)
+
+
+class SizePartitioner(BasePartitioner):
+    """Shards no bigger than a budget, in the estimated costs of partitioners/costs.py:
+    max_task_size: inference, in characters of prompt sent (steps x prompt length);
+    max_eval_seconds: evaluation, in remembered step seconds."""
+
+    def __init__(self, max_task_size: int = 400_000, max_eval_seconds: float = 600.0):
+        for key, value in (('max_task_size', max_task_size), ('max_eval_seconds', max_eval_seconds)):
+            if not isinstance(value, (int, float)) or value <= 0:
+                raise ConfigError(f'{key} must be a positive number, got {value!r}', key=key)
+        self.max_task_size = max_task_size
+        self.max_eval_seconds = max_eval_seconds
+
+    def split(self, costs, stage):
+        budget = self.max_task_size if stage == 'infer' else self.max_eval_seconds
+        count = max(1, math.ceil(sum(c for _, c in costs) / budget))
+        return spread(costs, min(count, len(costs)) or 1)
