@@ -1,0 +1,156 @@
+"""The Slurm runner against a real Slurm: this machine as a one-node cluster (.ci/slurm-up)."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from test_api_models import KEY, server, steps  # noqa: F401 (fixtures)
+from test_end_to_end import ROOT, config, only_run, results, run, statuses
+
+pytestmark = pytest.mark.slow
+PARTITION = 'debug'
+SLURM_UP = ROOT / '.ci' / 'slurm-up'
+
+
+def _ready():
+    if shutil.which('sinfo') is None:
+        return False
+    out = subprocess.run(['sinfo', '-h', '-o', '%T'], capture_output=True, text=True)
+    return out.returncode == 0 and any(s.startswith(('idle', 'mix', 'alloc')) for s in out.stdout.split())
+
+
+@pytest.fixture(scope='module', autouse=True)
+def slurm():
+    """A running cluster: started here if .ci/run has not started it already."""
+    if not _ready():
+        out = subprocess.run([str(SLURM_UP)], capture_output=True, text=True, timeout=900)
+        if out.returncode == 3:       # no way to install or start it here (not root, no sudo)
+            pytest.skip(f'Slurm cannot be started on this machine: {out.stdout.strip()} {out.stderr.strip()}')
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert _ready()
+
+
+def jobs_of(path):
+    """Slurm jobs pending or running whose batch script lies under `path`."""
+    out = subprocess.run(['squeue', '-h', '-o', '%i|%o'], capture_output=True, text=True)
+    return [line.split('|')[0] for line in out.stdout.splitlines() if str(path) in line]
+
+
+def api_config(tmp_path, server):
+    api = (f"[dict(type='OpenAIChatModel', abbr='api', path='test-model', base_url={server.base_url!r}, "
+           f"key={KEY!r}, max_concurrency=1, retries=2, timeout=10)]")
+    return config(tmp_path, api)
+
+
+def start(cfg, work, *extra):
+    return subprocess.Popen([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work), '--slurm',
+                             '-p', PARTITION, *extra], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def wait_for_lines(work, pattern, count, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        files = list(work.rglob(pattern)) if work.exists() else []
+        if files and len(files[0].read_text().splitlines()) >= count:
+            return files[0]
+        time.sleep(0.05)
+    raise AssertionError(f'no {pattern} with {count} lines in {timeout} s')
+
+
+def test_the_default_job_on_slurm(tmp_path):
+    out = run([ROOT / 'configs' / 'eval_scicode.py', '-w', tmp_path, '--slurm', '-p', PARTITION], timeout=1200)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    cell = lambda n: f'100.0 ({n}/{n}) [100-100]'  # noqa: E731
+    row = next(line for line in out.stdout.splitlines() if line.startswith('reference '))
+    assert row.split() == ['reference', 'regenerated'] + ' '.join([cell(15), cell(50)] * 2).split()
+    status = json.loads((only_run(tmp_path) / 'status.json').read_text())
+    for name, entry in status.items():
+        assert entry['state'] in ('done', 'skipped') and 'COMPLETED' in entry['note'], (name, entry)
+
+
+def asked(server, steps):
+    """(step id, with background) of every request the server received, in order."""
+    by_header = sorted(((s.function_header, s) for s in steps), key=lambda hs: -len(hs[0]))
+    out = []
+    for entry in server.log:
+        text = '\n'.join(m.get('content') or '' for m in entry['body'].get('messages', []) if m['role'] == 'user')
+        step = next(s for header, s in by_header if header and header in text.split('NEXT STEP', 1)[-1])
+        # the official template for prompts with background says so
+        out.append((step.step_id, 'along with background knowledge' in text))
+    return out
+
+
+def job_state(job):
+    out = subprocess.run(['squeue', '-h', '--states=all', '-j', job, '-o', '%T'], capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def test_a_cancelled_job_is_submitted_again_and_goes_on_from_its_saved_steps(tmp_path, server, steps):
+    server.delay = 0.5
+    cfg, work = api_config(tmp_path, server), tmp_path / 'w'
+    proc = start(cfg, work)
+    wait_for_lines(work, 'predictions/api/val.jsonl', 3)
+    (job,) = jobs_of(work)
+    subprocess.run(['scancel', job], check=True)
+    deadline = time.monotonic() + 60
+    while job_state(job) not in ('CANCELLED', '') and time.monotonic() < deadline:
+        time.sleep(0.1)
+    run_dir = only_run(work)
+    saved = {(json.loads(line)['step_id'], path.stem.endswith('_bg'))
+             for path in (run_dir / 'predictions' / 'api').glob('*.jsonl')
+             for line in path.read_text().splitlines() if line.strip()}
+    assert saved
+    server.delay = 0.0
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
+    note = json.loads((run_dir / 'status.json').read_text())['infer/api']['note']
+    assert f'{job} CANCELLED ->' in note and note.endswith('COMPLETED'), note
+    requests = asked(server, steps)
+    # no saved step was asked twice; every step was asked
+    assert {step: requests.count(step) for step in saved} == dict.fromkeys(saved, 1)
+    assert len(set(requests)) == 12
+    for dataset in ('val', 'val_bg'):
+        assert set(statuses(results(run_dir, 'api', dataset)).values()) == {'pass'}
+
+
+def test_ctrl_c_cancels_every_job_it_submitted(tmp_path, server):
+    server.delay = 1.0
+    cfg, work = api_config(tmp_path, server), tmp_path / 'w'
+    proc = start(cfg, work)
+    wait_for_lines(work, 'predictions/api/val.jsonl', 1)
+    assert jobs_of(work)
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert jobs_of(work) == []
+    # SIGTERM (as a scheduler stops a run) does the same
+    proc = start(cfg, work, '-r')
+    deadline = time.monotonic() + 60
+    while not jobs_of(work) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert jobs_of(work)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 130 and jobs_of(work) == []
+
+
+def test_a_missing_partition_or_slurm_stops_before_anything_is_submitted(tmp_path):
+    cfg = config(tmp_path, "[dict(type=ReferenceModel)]")
+    out = run([cfg, '-w', tmp_path / 'w', '--slurm', '-p', 'nosuch'])
+    assert out.returncode == 2
+    assert "no partition 'nosuch'" in out.stderr and PARTITION in out.stderr
+    assert not (tmp_path / 'w').exists() or not list((tmp_path / 'w').rglob('*.sbatch.sh'))
+    no_slurm = os.pathsep.join(p for p in os.environ['PATH'].split(os.pathsep)
+                               if not (os.path.isdir(p) and os.path.exists(os.path.join(p, 'sbatch'))))
+    out = run([cfg, '-w', tmp_path / 'w2', '--slurm', '-p', PARTITION], env={'PATH': no_slurm})
+    assert out.returncode == 2 and 'sbatch' in out.stderr and 'not found' in out.stderr
+    assert not (tmp_path / 'w2').exists() or not list((tmp_path / 'w2').rglob('*.sbatch.sh'))
+    # and a partition that exists is taken
+    out = run([cfg, '-w', tmp_path / 'w3', '--slurm', '-p', PARTITION, '--dry-run'])
+    assert out.returncode == 0 and f'--partition={PARTITION}' in out.stdout
