@@ -105,6 +105,8 @@ def validate_config(cfg, file=None):
         for name in ('summarizer', 'runner', 'partitioner'):
             if cfg.get(name) is not None:
                 _typed_entry(cfg[name], name)
+        if cfg.get('summarizer') is not None:
+            build(dict(cfg['summarizer']), key='summarizer')    # its own checks (layout=...), before any work
         for stage in ('infer', 'eval'):
             for name, value in _section(cfg, stage).items():
                 if name not in STAGE_KEYS:

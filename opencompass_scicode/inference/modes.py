@@ -35,9 +35,21 @@ def requires_chat(mode):
     return mode in ('chat', 'tool_use')
 
 
+def _request(problem, step, prompt, dataset):
+    return GenerationRequest(problem=problem, step=step, prompt=prompt, with_bg=dataset.with_bg,
+                             split=dataset.split)
+
+
+def _ask(model, messages, tools, request):
+    """One chat turn. Offline models that answer from the step itself (models.StepChatMixin)
+    are handed the step; chat models get the conversation (and the tools, if any)."""
+    if hasattr(model, 'achat_step'):
+        return model.achat_step(messages, tools, request)
+    return model.achat(messages) if tools is None else model.achat(messages, tools=tools)
+
+
 async def naive(model, problem, step, prompt, dataset, state, cfg):
-    request = GenerationRequest(problem=problem, step=step, prompt=prompt, with_bg=dataset.with_bg,
-                                split=dataset.split)
+    request = _request(problem, step, prompt, dataset)
     gen = await model.agenerate(request)
     return {'response': gen.text, 'program': gen.program, 'error': gen.error,
             'finish_reason': gen.finish_reason, 'reasoning': gen.reasoning, 'usage': gen.usage}
@@ -50,7 +62,7 @@ async def chat(model, problem, step, prompt, dataset, state, cfg):
         messages = model.initial_messages(prompt)
     else:
         messages = messages + [{'role': 'user', 'content': prompt}]
-    turn = await model.achat(messages)
+    turn = await _ask(model, messages, None, _request(problem, step, prompt, dataset))
     state['messages'] = messages + [{'role': 'assistant', 'content': turn.content}]
     return {'response': turn.content, 'error': None, 'finish_reason': turn.finish_reason,
             'reasoning': turn.reasoning, 'usage': turn.usage_record(), 'transcript': state['messages']}
@@ -66,7 +78,7 @@ async def tool_use(model, problem, step, prompt, dataset, state, cfg):
         tools = [CODE_INTERPRETER_TOOL] if calls < max_loops else None
         if tools is None and turn is not None and turn.tool_calls:
             messages = messages + [{'role': 'user', 'content': FINAL_ANSWER_REQUEST}]
-        turn = await model.achat(messages, tools=tools)
+        turn = await _ask(model, messages, tools, _request(problem, step, prompt, dataset))
         _add_usage(usage, turn)
         assistant = {'role': 'assistant', 'content': turn.content or ''}
         if turn.tool_calls and tools:

@@ -23,6 +23,22 @@ class Generation:
     usage: dict = field(default_factory=dict)
 
 
+@dataclass
+class ChatTurn:
+    """One answer of a chat model (chat and tool_use modes)."""
+    content: str = ''
+    reasoning: Optional[str] = None
+    tool_calls: list = field(default_factory=list)    # [{'id', 'name', 'arguments'}]
+    finish_reason: Optional[str] = None
+    usage: dict = field(default_factory=dict)
+    attempts: int = 1
+    latency_s: float = 0.0
+
+    def usage_record(self):
+        """What a prediction record keeps of this turn's usage."""
+        return dict(self.usage, requests=self.attempts, latency_s=self.latency_s)
+
+
 class BaseModel:
     """Subclasses implement `generate` (blocking) or `agenerate` (async).
 
@@ -59,3 +75,22 @@ class BaseModel:
 
     async def agenerate(self, request: GenerationRequest) -> Generation:
         return await asyncio.to_thread(self.generate, request)
+
+
+class StepChatMixin:
+    """For offline models that answer from the step itself (ReferenceModel, DummyModel): they
+    take part in the chat and tool_use modes too, answering every turn as they answer the step's
+    single request, and never calling a tool. The modes hand them the step (`achat_step`); the
+    conversation is kept in the predictions as for any chat model."""
+
+    supports_chat = True
+
+    def initial_messages(self, prompt):
+        return [{'role': 'user', 'content': prompt}]
+
+    async def achat_step(self, messages, tools, request):
+        gen = await self.agenerate(request)
+        if gen.error:
+            raise RuntimeError(gen.error)
+        return ChatTurn(content=gen.text, reasoning=gen.reasoning, finish_reason=gen.finish_reason,
+                        usage=dict(gen.usage))

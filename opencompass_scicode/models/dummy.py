@@ -1,10 +1,10 @@
-from .base import BaseModel, Generation
+from .base import BaseModel, Generation, StepChatMixin
 
 DEFAULT_RESPONSE = '```python\ndef placeholder():\n    return None\n```'
 
 
-class DummyModel(BaseModel):
-    """Gives the same fixed answer to every step; scores 0 on a sound harness."""
+class DummyModel(StepChatMixin, BaseModel):
+    """Gives the same fixed answer to every step (and every chat turn); scores 0 on a sound harness."""
 
     def __init__(self, abbr=None, response=DEFAULT_RESPONSE):
         super().__init__(abbr)

@@ -12,12 +12,10 @@ import asyncio
 import random
 import re
 import time
-from dataclasses import dataclass, field
-from typing import Optional
 
 from ..errors import ConfigError, UserFacingError
 from ..utils.secrets import resolve_key
-from .base import BaseModel, Generation
+from .base import BaseModel, ChatTurn, Generation
 
 DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
 _THINK = re.compile(r'<think>(.*?)</think>', re.DOTALL)
@@ -25,21 +23,6 @@ _THINK = re.compile(r'<think>(.*?)</think>', re.DOTALL)
 
 class FatalModelError(UserFacingError):
     """The API refused the request in a way retrying cannot fix."""
-
-
-@dataclass
-class ChatTurn:
-    content: str = ''
-    reasoning: Optional[str] = None
-    tool_calls: list = field(default_factory=list)    # [{'id', 'name', 'arguments'}]
-    finish_reason: Optional[str] = None
-    usage: dict = field(default_factory=dict)
-    attempts: int = 1
-    latency_s: float = 0.0
-
-    def usage_record(self):
-        """What a prediction record keeps of this turn's usage."""
-        return dict(self.usage, requests=self.attempts, latency_s=self.latency_s)
 
 
 def split_reasoning(content):

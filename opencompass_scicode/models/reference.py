@@ -1,11 +1,12 @@
 from ..errors import ConfigError
-from .base import BaseModel, Generation
+from .base import BaseModel, Generation, StepChatMixin
 
 
-class ReferenceModel(BaseModel):
+class ReferenceModel(StepChatMixin, BaseModel):
     """Answers every step with its gold code: checks the harness without a model.
 
-    Only the validation split ships gold code.
+    Only the validation split ships gold code. Takes part in every generation mode (in chat and
+    tool_use, each turn is the step's gold code; it never calls a tool).
     """
 
     def __init__(self, abbr=None):

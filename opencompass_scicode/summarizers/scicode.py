@@ -1,4 +1,11 @@
-"""Lays out results: one row per model; without and with background side by side.
+"""Lays out results, without and with background side by side.
+
+Datasets are paired into groups: the same split, problems and generation and
+evaluation settings, without and with background. Two layouts: `wide`, one
+row per model and a column group per dataset group (the default job's table),
+and `long`, one row per model and dataset group (a sweep's table: it grows
+down, not across). `layout='auto'` takes wide for one dataset group and long
+for more.
 
 Each cell is `rate (correct/total)`. `-` means not run, `failed` means the
 task that should have produced it failed. The kind of targets is shown per
@@ -16,6 +23,8 @@ from collections import OrderedDict
 
 from tabulate import tabulate
 
+from ..errors import ConfigError
+from ..registry import to_plain
 from ..results import CATEGORIES
 from ..results.stats import paired_difference
 from .report import build_report
@@ -25,14 +34,27 @@ USAGE_COLUMNS = ('steps answered', 'requests', 'prompt tokens', 'completion toke
                  'model time (s)')
 
 
+LAYOUTS = ('auto', 'wide', 'long')
+LONG_HEADER = ['model', 'dataset', 'targets', 'main w/o bg', 'main w/ bg', 'sub-steps w/o bg', 'sub-steps w/ bg']
+
+
+def _settings_text(value):
+    """A dataset section (infer_cfg, eval_cfg) as text that compares equal when the settings do."""
+    return json.dumps(to_plain(dict(value or {})), sort_keys=True, default=str)
+
+
 def _group_key(ds):
+    """What two datasets must share to be one group (without and with background): split,
+    problems, data path and how answers are generated and scored (a sweep's modes differ here)."""
     ids = ds.get('sample_ids')
+    infer = dict(ds.get('infer_cfg') or {})
+    infer.setdefault('mode', 'naive')
     return (ds.get('split', 'validation'), tuple(str(i) for i in ids) if ids else None,
-            ds.get('path', 'data/scicode'))
+            ds.get('path', 'data/scicode'), _settings_text(infer), _settings_text(ds.get('eval_cfg')))
 
 
 def group_datasets(datasets):
-    """[(label, {'without': abbr|None, 'with': abbr|None})], pairing by split and sample_ids."""
+    """[(label, {'without': abbr|None, 'with': abbr|None})], pairing by _group_key."""
     groups = OrderedDict()
     for ds in datasets:
         side = 'with' if ds.get('with_bg') else 'without'
@@ -71,6 +93,10 @@ def _cost(price, prompt_tokens, completion_tokens):
     return f'{cost:.4f}'
 
 
+def _count(n, noun):
+    return f'{n} {noun}' + ('' if n == 1 else 's')
+
+
 def _difference(point, interval):
     return f'{point:+.1f} [{interval[0]:+.1f}, {interval[1]:+.1f}]'
 
@@ -78,15 +104,29 @@ def _difference(point, interval):
 class SciCodeSummarizer:
     """plot: also save a bar chart next to the tables; known_defects: also a table of the rates
     without the steps SciCode-Verified lists as defective (beside the official ones); report:
-    also write summary/report_<timestamp>.html (report.py)."""
+    also write summary/report_<timestamp>.html (report.py); layout: 'wide' (one row per model,
+    a column group per dataset group), 'long' (one row per model and dataset group) or 'auto'
+    (wide for one dataset group, long for more)."""
 
     SIDES = (('without', 'w/o bg'), ('with', 'w/ bg'))
     METRICS = (('main', 'main'), ('sub', 'sub-steps'))
 
-    def __init__(self, plot: bool = True, known_defects: bool = True, report: bool = True):
+    def __init__(self, plot: bool = True, known_defects: bool = True, report: bool = True,
+                 layout: str = 'auto'):
+        if layout not in LAYOUTS:
+            raise ConfigError(f'unknown layout {layout!r}', key='layout',
+                              fix="use 'auto' (wide for one dataset group, long for more), 'wide' (one row "
+                                  "per model) or 'long' (one row per model and dataset group)")
         self.plot = plot
         self.known_defects = known_defects
         self.report = report
+        self.layout = layout
+
+    def layout_for(self, groups):
+        """'wide' or 'long' for these dataset groups."""
+        if self.layout != 'auto':
+            return self.layout
+        return 'wide' if len(groups) <= 1 else 'long'
 
     def prepare(self):
         """Called while the tasks run: import the plotting library meanwhile (about half a
@@ -118,9 +158,15 @@ class SciCodeSummarizer:
                 table[m, d] = results if results else (FAILED if failed else MISSING)
         return table
 
+    def _side(self, collected, model, members, side):
+        abbr = members[side]
+        return collected.get((model, abbr), MISSING) if abbr else MISSING
+
     def rows(self, cfg, run_dir):
         groups = group_datasets(cfg['datasets'])
         collected = self.collect(cfg, run_dir)
+        if self.layout_for(groups) == 'long':
+            return LONG_HEADER, self._long_rows(cfg, collected, groups), collected, groups
         header = ['model']
         for label, _ in groups:
             prefix = f'{label} ' if len(groups) > 1 else ''
@@ -147,10 +193,31 @@ class SciCodeSummarizer:
             body.append(row)
         return header, body, collected, groups
 
+    def _long_rows(self, cfg, collected, groups):
+        """One row per model and dataset group, a model's rows together (models, then groups, in
+        config order): model, group label, targets, main w/o, main w/, sub-steps w/o, sub-steps w/."""
+        body = []
+        for model in cfg['models']:
+            m = model['abbr']
+            for label, members in groups:
+                values = {side: self._side(collected, m, members, side) for side, _ in self.SIDES}
+                kinds = {v.get('targets', '?') for v in values.values() if isinstance(v, dict)}
+                row = [m, label, '/'.join(sorted(kinds)) or MISSING]
+                for metric, _ in self.METRICS:
+                    for side, _ in self.SIDES:
+                        value = values[side]
+                        row.append(_cell(value, metric) if isinstance(value, dict) else value)
+                body.append(row)
+        return body
+
     def summarize(self, cfg, run_dir, echo=True, compare=()):
         """Tables, plot and report of `run_dir`; `compare`: other RunDirs the report shows beside it."""
         header, body, collected, groups = self.rows(cfg, run_dir)
-        title = 'SciCode results: ' + ', '.join(label for label, _ in groups)
+        if self.layout_for(groups) == 'wide':
+            title = 'SciCode results: ' + ', '.join(label for label, _ in groups)
+        else:
+            title = (f'SciCode results: {_count(len(cfg["models"]), "model")} x '
+                     f'{_count(len(groups), "dataset group")} (each w/o and w/ background), one row per combination')
         sections = [('results', title, header, body)]
         for name, heading, (extra_header, extra_rows) in (
                 ('comparisons', 'Paired differences (percentage points, 95% interval over shared problems)',
@@ -213,9 +280,9 @@ class SciCodeSummarizer:
                                  _difference(*diff['subproblem'])])
 
         models = [m['abbr'] for m in cfg['models']]
-        for label, members in groups:
-            if members['without'] and members['with']:
-                for m in models:
+        for m in models:            # a model's rows together, as in the long table
+            for label, members in groups:
+                if members['without'] and members['with']:
                     compare(f'{m}: w/ bg - w/o bg', collected.get((m, members['without'])),
                             collected.get((m, members['with'])), label)
         for ds in cfg['datasets']:
@@ -289,6 +356,8 @@ class SciCodeSummarizer:
         return notes
 
     def _plot(self, cfg, collected, groups, run_dir):
+        if self.layout_for(groups) == 'long':
+            return self._plot_long(cfg, collected, groups, run_dir)
         models = [m['abbr'] for m in cfg['models']]
         series = []   # (label, [value per model])
         for label, members in groups:
@@ -308,12 +377,55 @@ class SciCodeSummarizer:
                     series.append((f'{label} {metric_name}, {side_name}', values, intervals))
         if not series or not any(isinstance(v, dict) for v in collected.values()):
             return None
-        import matplotlib.pyplot as plt
-        fig = bar_chart(models, series)
-        path = run_dir.summary_path('png')
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        return path
+        return _save(bar_chart(models, series), run_dir)
+
+    def _plot_long(self, cfg, collected, groups, run_dir):
+        """One bar group per row of the long table, top to bottom in the table's order."""
+        if not any(isinstance(v, dict) for v in collected.values()):
+            return None
+        labels = [label for label, _ in groups]
+        shared, shortened = _shared_prefix(labels)
+        short = dict(zip(labels, shortened))
+        rows, series, breaks = [], {}, []
+        for model in cfg['models']:
+            m = model['abbr']
+            if rows:
+                breaks.append(len(rows))
+            for label, members in groups:
+                rows.append(f'{m} | {short[label]}')
+                for metric, metric_name in self.METRICS:
+                    rate, ci = KEYS[metric][:2]
+                    for side, side_name in self.SIDES:
+                        res = self._side(collected, m, members, side)
+                        value = res[rate] if isinstance(res, dict) else 0.0
+                        interval = (res.get(ci) or [value, value]) if isinstance(res, dict) else [value, value]
+                        values, intervals = series.setdefault(f'{metric_name}, {side_name}', ([], []))
+                        values.append(value)
+                        intervals.append(interval)
+        axis = f'model | dataset ({shared}...)' if shared else 'model | dataset'
+        return _save(row_chart(rows, [(name, *v) for name, v in series.items()], axis, breaks), run_dir)
+
+
+def _save(fig, run_dir):
+    import matplotlib.pyplot as plt
+    path = run_dir.summary_path('png')
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _shared_prefix(labels):
+    """(prefix, labels without it): the part all dataset group labels share up to an underscore
+    (scicode_validation_chat -> chat), for the plot's row labels; ('', labels) if that empties one."""
+    if len(labels) < 2:
+        return '', list(labels)
+    prefix = labels[0]
+    for label in labels[1:]:
+        while not label.startswith(prefix):
+            prefix = prefix[:-1]
+    prefix = prefix[:prefix.rfind('_') + 1]
+    short = [label[len(prefix):] for label in labels]
+    return (prefix, short) if prefix and all(short) else ('', list(labels))
 
 
 def _import_pyplot():
@@ -348,4 +460,38 @@ def bar_chart(models, series):
     # A figure title (not the axes'): the layout engine keeps it, the legend and the labels on the canvas.
     fig.suptitle(PLOT_TITLE, fontsize=11)
     fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc='outside lower center', ncol=2)
+    return fig
+
+
+ROW_PLOT_TITLE = 'SciCode: one bar group per model and dataset (main problems and sub-steps, w/o / w/ background)'
+
+
+def row_chart(rows, series, axis_label='model | dataset', breaks=()):
+    """Horizontal grouped bars, one group per row label, top to bottom, with error bars; the
+    figure grows with the rows. `series` is [(label, [% per row], [[low, high] per row])];
+    `breaks`: indices of rows that start a new model (a thin line above them)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    height = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(9, 1.8 + len(rows) * (0.2 + 0.14 * len(series))), layout='constrained')
+    for i, (label, values, intervals) in enumerate(series):
+        ys = [r + i * height for r in range(len(rows))]
+        errors = [[v - low for v, (low, _) in zip(values, intervals)],
+                  [high - v for v, (_, high) in zip(values, intervals)]]
+        ax.barh(ys, values, height, label=label, xerr=errors, capsize=2,
+                error_kw={'elinewidth': 0.8, 'alpha': 0.7})
+        for y, value, (_, high) in zip(ys, values, intervals):      # the value past its error bar
+            ax.text(max(value, high) + 1, y, f'{value:.0f}', va='center', fontsize=7)
+    for r in breaks:
+        ax.axhline(r - height / 2 - 0.1, color='0.75', linewidth=0.8)     # mid-gap between row groups
+    ax.set_yticks([r + height * (len(series) - 1) / 2 for r in range(len(rows))], rows, fontsize=8)
+    ax.set_ylim(len(rows) - 0.1, -0.3)           # the first row on top, as in the table
+    ax.set_xlabel('% correct (95% interval over problems)')
+    ax.set_ylabel(axis_label)
+    ax.set_xlim(0, 112)
+    ax.grid(axis='x', alpha=0.3)
+    fig.suptitle(ROW_PLOT_TITLE, fontsize=10)
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=8, loc='outside lower center', ncol=len(series))
     return fig
