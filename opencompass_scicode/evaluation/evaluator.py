@@ -223,8 +223,15 @@ class SciCodeEvaluator:
 
 
 def default_workers():
-    """CPUs divided among the eval tasks the runner started in parallel."""
-    cpus = os.cpu_count() or 1
+    """CPUs divided among the eval tasks the runner started in parallel. The CPUs are those this
+    process may use (a cluster job gets its allocation, not the whole node)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    allotted = os.environ.get('SLURM_CPUS_PER_TASK', '')
+    if allotted.isdigit() and int(allotted) > 0:
+        cpus = min(cpus, int(allotted))
     try:
         parallel = max(1, int(os.environ.get('OPENCOMPASS_SCICODE_PARALLEL_EVALS', '1')))
     except ValueError:
