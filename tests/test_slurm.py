@@ -154,3 +154,32 @@ def test_a_missing_partition_or_slurm_stops_before_anything_is_submitted(tmp_pat
     # and a partition that exists is taken
     out = run([cfg, '-w', tmp_path / 'w3', '--slurm', '-p', PARTITION, '--dry-run'])
     assert out.returncode == 0 and f'--partition={PARTITION}' in out.stdout
+
+
+def test_runners_per_stage_with_shards(tmp_path):
+    """Inference here in two shards, evaluation as Slurm jobs on another partition in two shards:
+    the same verdicts as the default plan."""
+    extra = '''
+from opencompass_scicode.partitioners import NumWorkerPartitioner
+from opencompass_scicode.runners import LocalRunner, SlurmRunner
+infer = dict(partitioner=dict(type=NumWorkerPartitioner, num_worker=2), runner=dict(type=LocalRunner))
+eval = dict(partitioner=dict(type=NumWorkerPartitioner, num_worker=2),
+            runner=dict(type=SlurmRunner, partition='cpu', time='10:00', mem='2G'))
+'''
+    cfg = config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", extra=extra)
+    dry = run([cfg, '-w', tmp_path / 'w', '--dry-run'])
+    assert dry.returncode == 0, dry.stderr
+    submit = next(line for line in dry.stdout.splitlines() if line.startswith('eval/ref/val/part0of2: '))
+    assert 'sbatch' in submit and '--partition=cpu' in submit and '--time=10:00' in submit and '--mem=2G' in submit
+    assert 'sbatch' not in next(line for line in dry.stdout.splitlines() if line.startswith('infer/ref: '))
+    out = run([cfg, '-w', tmp_path / 'w'])
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    run_dir = only_run(tmp_path / 'w')
+    status = json.loads((run_dir / 'status.json').read_text())
+    assert 'job' not in status['infer/ref/part0of2']['note']
+    assert status['eval/ref/val/part1of2']['note'].endswith('COMPLETED')
+    assert status['eval/ref/val']['note'].endswith('COMPLETED')
+    for dataset in ('val', 'val_bg'):
+        res = results(run_dir, 'ref', dataset)
+        assert (res['subproblem_correct'], res['subproblem_total']) == (6, 6)
+        assert set(statuses(res).values()) == {'pass'}
