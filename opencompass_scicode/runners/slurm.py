@@ -72,7 +72,7 @@ class SlurmRunner(BaseRunner):
         self.retry = retry
         self._jobs = []
         self._last_poll = 0.0
-        self._states = {}
+        self._states = {}          # the latest squeue answer; None when it gave none
 
     # ------------------------------------------------------------ before anything is submitted
     def check(self):
@@ -151,6 +151,9 @@ class SlurmRunner(BaseRunner):
 
     def poll(self, job):
         self._refresh_states()
+        if self._states is None:
+            job.state = 'UNKNOWN (no answer from squeue)'
+            return None          # a controller that is restarting is no reason to submit again
         state = self._states.get(job.job_id) or _scontrol_state(job.job_id) or _sacct_state(job.job_id)
         if state is None:
             # Forgotten by the controller and no accounting: the exit file tells whether the task ended.
@@ -194,8 +197,8 @@ class SlurmRunner(BaseRunner):
         _run(['scancel', *ids])
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            active = {i for i, s in _squeue(ids).items() if s not in ENDED}
-            if not active:
+            states = _squeue(ids)
+            if states is not None and all(s in ENDED for s in states.values()):
                 break
             time.sleep(0.5)
         self._jobs.clear()
@@ -224,8 +227,12 @@ def _run(argv, timeout=60):
 
 
 def _squeue(ids):
-    """{job id: state} of the jobs squeue still knows (finished ones too, for MinJobAge)."""
+    """{job id: state} of the jobs squeue still knows (finished ones too, for MinJobAge), or None
+    when the controller did not answer (then nothing can be concluded about any job)."""
     out = _run(['squeue', '-h', '--states=all', '-j', ','.join(ids), '-o', '%i|%T'])
+    # Only unknown ids: an error, but an answer all the same.
+    if out.returncode != 0 and 'Invalid job id' not in out.stderr:
+        return None
     states = {}
     for line in out.stdout.splitlines():
         job_id, _, state = line.strip().partition('|')
