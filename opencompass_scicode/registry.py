@@ -21,7 +21,10 @@ REGISTRY = {
     'SciCodeEvaluator': 'opencompass_scicode.evaluation.SciCodeEvaluator',
     'SciCodeSummarizer': 'opencompass_scicode.summarizers.SciCodeSummarizer',
     'LocalRunner': 'opencompass_scicode.runners.LocalRunner',
+    'SlurmRunner': 'opencompass_scicode.runners.SlurmRunner',
     'NaivePartitioner': 'opencompass_scicode.partitioners.NaivePartitioner',
+    'NumWorkerPartitioner': 'opencompass_scicode.partitioners.NumWorkerPartitioner',
+    'SizePartitioner': 'opencompass_scicode.partitioners.SizePartitioner',
 }
 
 

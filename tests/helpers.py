@@ -95,6 +95,19 @@ def processes_mentioning(text):
     return found
 
 
+def alive(pids):
+    """Those of `pids` that are live processes (a zombie is not: it only waits to be reaped)."""
+    found = []
+    for pid in pids:
+        try:
+            state = Path(f'/proc/{pid}/stat').read_bytes().rsplit(b')', 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != b'Z':
+            found.append(pid)
+    return found
+
+
 def wait_until_gone(text, timeout=15.0):
     """Seconds until no live process mentions `text`; AssertionError naming them after `timeout`."""
     import time

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeOpenAI:
-    def __init__(self, steps=(), key=None, delay=0.0):
+    def __init__(self, steps=(), key=None, delay=0.0, port=0):
         self.headers_to_code = sorted(((s.function_header, s.ground_truth_code) for s in steps),
                                       key=lambda hc: -len(hc[0]))
         self.key = key
@@ -24,7 +24,8 @@ class FakeOpenAI:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), self._handler())
+        self.models_status = 200     # what GET /v1/models answers (e.g. 503: still loading)
+        self.httpd = ThreadingHTTPServer(('127.0.0.1', port), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -81,6 +82,18 @@ class FakeOpenAI:
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def do_GET(self):
+                """GET /v1/models: what launchers' readiness checks ask."""
+                if not self.path.rstrip('/').endswith('/models'):
+                    self._send(404, {'error': {'message': f'no route {self.path}'}})
+                elif server.key and self.headers.get('Authorization') != f'Bearer {server.key}':
+                    self._send(401, {'error': {'message': 'Incorrect API key provided.'}})
+                elif server.models_status != 200:
+                    self._send(server.models_status, {'error': {'message': 'loading'}})
+                else:
+                    self._send(200, {'object': 'list', 'data': [{'id': 'test-model', 'object': 'model',
+                                                                  'owned_by': 'test'}]})
 
             def do_POST(self):
                 length = int(self.headers.get('Content-Length', 0))
@@ -160,21 +173,25 @@ class FakeOpenAI:
         return Handler
 
 
+def all_steps(data_dir):
+    """The steps of both splits in a SciCode data directory, for answers with their gold code."""
+    from opencompass_scicode.datasets import SciCodeDataset
+    return [s for split in ('validation', 'test')
+            for p in SciCodeDataset(path=data_dir, split=split).problems for s in p.steps]
+
+
 def main():
     """Serve from a separate process: `python tests/openai_server.py --data DIR --delay 1`."""
     import argparse
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from opencompass_scicode.datasets import SciCodeDataset
     parser = argparse.ArgumentParser()
     parser.add_argument('--data', required=True)
     parser.add_argument('--delay', type=float, default=0.0)
     parser.add_argument('--key', default=None)
     args = parser.parse_args()
-    steps = [s for split in ('validation', 'test')
-             for p in SciCodeDataset(path=args.data, split=split).problems for s in p.steps]
-    with FakeOpenAI(steps, key=args.key, delay=args.delay) as server:
+    with FakeOpenAI(all_steps(args.data), key=args.key, delay=args.delay) as server:
         print(server.base_url, flush=True)
         try:
             sys.stdin.read()           # serve until the parent closes our stdin

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import wait_until_gone
+from helpers import alive, wait_until_gone
 from test_end_to_end import DATA, ROOT, config, only_run, results, statuses
 
 pytestmark = pytest.mark.slow
@@ -46,18 +46,6 @@ def _descendants(pid):
         frontier = {child for child, parent in parents.items() if parent in frontier} - found
         found |= frontier
     return found
-
-
-def _alive(pids):
-    alive = []
-    for pid in pids:
-        try:
-            state = Path(f'/proc/{pid}/stat').read_bytes().rsplit(b')', 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != b'Z':
-            alive.append(pid)
-    return alive
 
 
 def _owner(path):
@@ -107,9 +95,9 @@ def test_killing_run_py_stops_its_tasks_workers_and_steps(official_data, tmp_pat
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         deadline = time.monotonic() + 20
-        while _alive(below) and time.monotonic() < deadline:
+        while alive(below) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not _alive(below), [Path(f'/proc/{p}/cmdline').read_bytes() for p in _alive(below)]
+        assert not alive(below), [Path(f'/proc/{p}/cmdline').read_bytes() for p in alive(below)]
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -126,7 +114,7 @@ def test_a_run_killed_mid_evaluation_leaves_nothing_behind_after_resume(official
     proc.wait()
     stale = {p for p in [*Path('/tmp').glob('scicode-steps-*'),
                          *Path('/sys/fs/cgroup').glob('*/**/scicode-worker-*')]
-             if _owner(p) is not None and not _alive([_owner(p)])}
+             if _owner(p) is not None and not alive([_owner(p)])}
     assert any(p.name.startswith('scicode-steps-') for p in stale), 'no work roots left to sweep'
     done = subprocess.run([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work), '-r'],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)

@@ -83,12 +83,30 @@ def _unique(abbrs, name):
         seen.add(abbr)
 
 
-def _typed_entry(value, key):
-    """A `dict(type=..., ...)` entry whose options the named class accepts."""
+RUN_CFG_KEYS = ('num_gpus', 'num_procs')
+
+
+def _typed_entry(value, key, planning=()):
+    """A `dict(type=..., ...)` entry whose options the named class accepts (`planning`: keys that
+    are for the plan, not the class)."""
     if not isinstance(value, dict) or 'type' not in value:
         raise ConfigError('must be a dict with a `type`', key=key)
     cls = resolve_type(value['type'], key=f'{key}.type')
-    check_kwargs(cls, {k: v for k, v in value.items() if k != 'type'}, key)
+    check_kwargs(cls, {k: v for k, v in value.items() if k != 'type' and k not in planning}, key)
+
+
+def _run_cfg(model, key):
+    """run_cfg=dict(num_gpus=..., num_procs=...): what the model's tasks ask of a cluster."""
+    run_cfg = model.get('run_cfg')
+    if run_cfg is None:
+        return
+    if not isinstance(run_cfg, dict):
+        raise ConfigError('must be a dict, e.g. dict(num_gpus=1, num_procs=1)', key=f'{key}.run_cfg')
+    for name, value in run_cfg.items():
+        if name not in RUN_CFG_KEYS:
+            _unknown(name, RUN_CFG_KEYS, f'{key}.run_cfg', '`run_cfg`')
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ConfigError(f'must be a whole number >= 0, got {value!r}', key=f'{key}.run_cfg.{name}')
 
 
 def validate_config(cfg, file=None):
@@ -97,7 +115,8 @@ def validate_config(cfg, file=None):
         models = _require_list(cfg, 'models')
         datasets = _require_list(cfg, 'datasets')
         for i, model in enumerate(models):
-            _typed_entry(model, f'models[{i}]')
+            _typed_entry(model, f'models[{i}]', planning=('run_cfg',))
+            _run_cfg(model, f'models[{i}]')
         for i, dataset in enumerate(datasets):
             validate_dataset(dataset, f'datasets[{i}]')
         _unique([model_abbr(m) for m in models], 'models')

@@ -16,6 +16,7 @@ import time
 from ..errors import ConfigError, UserFacingError
 from ..utils.secrets import resolve_key
 from .base import BaseModel, ChatTurn, Generation
+from .server import check_server
 
 DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
 _THINK = re.compile(r'<think>(.*?)</think>', re.DOTALL)
@@ -68,6 +69,9 @@ class OpenAIChatModel(BaseModel):
     (requests in flight), query_per_second (request starts), api: 'chat' or 'responses',
     price: dict(input=..., output=...) per million tokens, for the cost in the summary (the
         model never uses it).
+    server: dict(command=[...'{port}'...], ready_timeout=600, env={}) instead of base_url: a
+        server the inference task starts on a free port and stops when it ends (models/server.py);
+        the task then sets base_url.
     """
 
     supports_chat = True
@@ -75,8 +79,13 @@ class OpenAIChatModel(BaseModel):
     def __init__(self, path, abbr=None, base_url=None, key='ENV', temperature=0.0, max_out_len=None,
                  system_prompt=DEFAULT_SYSTEM_PROMPT, extra_body=None, timeout=600.0, retries=8,
                  max_retry_wait=600.0, max_concurrency=8, query_per_second=None, api='chat',
-                 price=None):
+                 price=None, server=None):
         super().__init__(abbr or self.default_abbr(path=path))
+        if server is not None and base_url is not None:
+            raise ConfigError(f'server and base_url {base_url!r} both given', key='server',
+                              fix='keep base_url for a server that is already running, or server=dict(...) '
+                                  'for one the task starts (its base_url is then found for you)')
+        self.server = None if server is None else check_server(server)
         if price is not None and not (isinstance(price, dict) and set(price) <= {'input', 'output'}
                                       and all(isinstance(v, (int, float)) for v in price.values())):
             raise ConfigError(f'price must be dict(input=..., output=...) in money per million tokens, '
@@ -112,9 +121,16 @@ class OpenAIChatModel(BaseModel):
         return path.split('/')[-1] if path else super().default_abbr()
 
     def settings(self):
-        return {'type': 'OpenAIChatModel', 'path': self.path, 'base_url': self.base_url,
+        # A started server gets a new port each time: its command (with '{port}' in it) names it.
+        where = {'server': self.server['command']} if self.server else {'base_url': self.base_url}
+        return {'type': 'OpenAIChatModel', 'path': self.path, **where,
                 'temperature': self.temperature, 'max_out_len': self.max_out_len,
                 'system_prompt': self.system_prompt, 'extra_body': self.extra_body, 'api': self.api}
+
+    @property
+    def api_key(self):
+        """The resolved key (for a started server's readiness probe); never written anywhere."""
+        return self._key
 
     def redact(self, text):
         """Remove the key from text that may end up in files or logs."""

@@ -4,7 +4,7 @@ import sys
 import traceback
 
 from ..errors import UserFacingError
-from ..utils.lifeline import stop_with_parent
+from ..utils.lifeline import stop_on_sigterm, stop_with_parent
 from .contract import EXIT_FAILED, EXIT_INTERRUPTED
 
 USAGE = 'usage: python -m opencompass_scicode.tasks TASK_FILE'
@@ -34,13 +34,14 @@ def load_task(path):
 
 def main(argv=None, standalone=True):
     """`standalone`: this process exists for the task (not --debug inside run.py), so it
-    stops when whoever started it dies."""
+    stops when whoever started it dies, and takes SIGTERM as an interrupt."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         print(USAGE, file=sys.stderr)
         return 2
     if standalone:
         stop_with_parent()
+        stop_on_sigterm()
     try:
         return load_task(argv[0]).main()
     except UserFacingError as exc:

@@ -5,10 +5,16 @@ the whole run, however many datasets it has. With early evaluation on, each
 problem is scored as soon as its last step is answered. A shard (`shard` in
 the task file) answers some problems only and appends to its part file, seeing
 the run's earlier predictions before it; the merge task (tasks/merge.py)
-brings the parts together.
+brings the parts together. A model with `server=` gets its server started
+here, before the first request, and stopped as soon as inference ends,
+however it ends (models/server.py).
 """
+import contextlib
+from pathlib import Path
+
 from ..inference.engine import InferPart, Inferencer, infer_settings
 from ..inference.settings import InferConfig
+from ..models.server import ModelServer
 from ..predictions import PredictionStore, record_key
 from ..registry import build_dataset, build_evaluator, build_model, prefilled_mode
 from ..utils.fingerprint import fingerprint
@@ -76,7 +82,9 @@ class InferTask(BaseTask):
                                 on_problem_done=eager.submit if eager else None,
                                 discard_stale=self.cfg.get('discard_stale', False))
         try:
-            stats = inferencer.run()
+            with contextlib.ExitStack() as serving:
+                self._start_model_server(model, serving)
+                stats = inferencer.run()
         finally:
             if code_runner:
                 code_runner.close()
@@ -94,6 +102,14 @@ class InferTask(BaseTask):
                 self.log(f'{part.dataset.abbr}: steps without code: {", ".join(st.error_steps)}')
             errors += st.errors
         return EXIT_STEP_ERRORS if errors else EXIT_OK
+
+    def _start_model_server(self, model, stack):
+        """A model naming its own server (`server=`): start it, stopped with `stack`; its URL is the model's."""
+        server = getattr(model, 'server', None)
+        if server:
+            log_path = Path(self.spec.log_path).with_suffix('.server.log')
+            model.base_url = stack.enter_context(
+                ModelServer(**server, log_path=log_path, api_key=model.api_key, log=self.log)).base_url
 
     def _eager_evaluator(self, parts, progress):
         """Scores problems as they finish; the eval tasks read these verdicts back."""

@@ -6,6 +6,10 @@ starts on the same files. So a task watches its parent: once it is gone,
 the task is interrupted as Ctrl-C would interrupt it (what it finished is
 saved), and killed if it does not stop within a grace period. Its workers see
 their channels close and stop too.
+
+SIGTERM (a cancelled Slurm job, a plain `kill`) stops a task the same way:
+as Ctrl-C, so that what the task holds (a model server it started, its
+workers) is stopped by its own clean-up instead of being left behind.
 """
 import os
 import signal
@@ -36,3 +40,9 @@ def stop_with_parent(poll_s=0.5, grace_s=10.0):
         _signal_own(signal.SIGKILL)
 
     threading.Thread(target=watch, name='parent-watch', daemon=True).start()
+
+
+def stop_on_sigterm():
+    """SIGTERM becomes SIGINT to this process: whatever handles Ctrl-C (asyncio's handler,
+    KeyboardInterrupt) handles it, and every `finally` runs."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))

@@ -8,6 +8,7 @@
     summary/summary_<timestamp>.{txt,csv,md,png}
     logs/infer/<model>.out, logs/eval/<model>/<dataset>.out,
     logs/targets/<dataset>.out                task output (+ .progress.json)
+    logs/infer/<model>.server.log             output of a model server the task started
     status.json                               last known state of every task
     .lock, .tasks.lock                        held while run.py and its tasks work (utils/runlock.py)
 """

@@ -1,0 +1,242 @@
+"""A model server started for one inference task, and stopped with it.
+
+`OpenAIChatModel(server=dict(command=[...'{port}'...]))` names a launcher
+(`vllm serve`, `python -m sglang.launch_server`, `llama-server`, ...) instead
+of a `base_url`. The inference task runs it inside `ModelServer`: a free
+loopback port takes the place of `{port}` in every argument, the process
+starts in a session of its own (so a terminal's Ctrl-C reaches run.py alone,
+and the whole group can be stopped at once) with its output in a file beside
+the task's log, and the task waits until `GET /v1/models` answers 200. Its
+whole process group is stopped on every way out of the `with` block: SIGTERM,
+then SIGKILL after `stop_grace` seconds. Planning never builds one: only the
+inference task starts servers.
+"""
+import difflib
+import http.client
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from datetime import datetime
+from pathlib import Path
+
+from ..errors import ConfigError, UserFacingError
+
+PORT = '{port}'
+OPTIONS = ('command', 'ready_timeout', 'env')
+DEFAULT_READY_TIMEOUT = 600.0
+TAIL_LINES = 20
+
+
+class ModelServerError(UserFacingError):
+    """The model server stopped, or did not become ready, before the first request."""
+
+
+def check_server(server):
+    """`server=` of a model entry, checked and with its defaults: dict(command, ready_timeout, env)."""
+    example = "e.g. server=dict(command=['vllm', 'serve', 'MODEL', '--port', '{port}'])"
+    if not isinstance(server, dict):
+        raise ConfigError(f'must be a dict, got {type(server).__name__} {server!r}', key='server',
+                          fix=example)
+    for name in server:
+        if name not in OPTIONS:
+            close = difflib.get_close_matches(str(name), OPTIONS, n=1)
+            hint = f'did you mean {close[0]!r}? ' if close else ''
+            raise ConfigError(f'{name!r} is not a server option', key='server',
+                              fix=f'{hint}server options: {", ".join(OPTIONS)}')
+    command = server.get('command')
+    if not (isinstance(command, (list, tuple)) and command and all(isinstance(a, str) for a in command)):
+        raise ConfigError(f'server command must be a non-empty list of strings, got {command!r}',
+                          key='server', fix=example)
+    if not any(PORT in arg for arg in command):
+        raise ConfigError(f"server command has no '{{port}}': {list(command)!r}", key='server',
+                          fix="put '{port}' where the launcher takes its port (e.g. '--port', '{port}'); "
+                              "the task fills in a free port")
+    ready_timeout = server.get('ready_timeout', DEFAULT_READY_TIMEOUT)
+    if isinstance(ready_timeout, bool) or not isinstance(ready_timeout, (int, float)) or ready_timeout <= 0:
+        raise ConfigError(f'server ready_timeout must be a positive number of seconds, got {ready_timeout!r}',
+                          key='server', fix='e.g. ready_timeout=600 (the default)')
+    env = server.get('env') or {}
+    if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+        raise ConfigError(f'server env must be a dict of strings, got {env!r}', key='server',
+                          fix="e.g. env={'VLLM_LOGGING_LEVEL': 'INFO'} (numbers as strings)")
+    return {'command': list(command), 'ready_timeout': ready_timeout, 'env': dict(env)}
+
+
+def free_port(host='127.0.0.1'):
+    """A port nobody listens on now (the server binds it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def live_members(pgid):
+    """Pids of the live (not zombie) processes of process group `pgid`.
+
+    Read from /proc: a zombie still counts for kill(-pgid, 0), and orphans whose
+    new parent never reaps them stay zombies."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat', 'rb') as fh:
+                fields = fh.read().rsplit(b')', 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != b'Z':
+            found.append(int(entry))
+    return found
+
+
+class ModelServer:
+    """`with ModelServer(command, ready_timeout, env, log_path) as server:` ... `server.base_url`.
+
+    command: argv with '{port}' in one or more arguments (plain replacement, so other braces
+        stay as they are); env: added to this process's environment; log_path: the server's
+        stdout and stderr (appended, each start under a header line); api_key: sent with the
+        readiness probe (a server started with a key refuses the probe without it);
+    log: where progress lines go (the task log); stop_grace: seconds between SIGTERM and
+        SIGKILL (below the 5 s in which the local runner expects a stopped task to exit).
+    """
+
+    def __init__(self, command, ready_timeout=DEFAULT_READY_TIMEOUT, env=None, log_path=None, api_key=None,
+                 log=None, host='127.0.0.1', stop_grace=3.0, poll_s=0.25):
+        self.command = list(command)
+        self.ready_timeout = ready_timeout
+        self.env = dict(env or {})
+        self.log_path = Path(log_path) if log_path else None
+        self.api_key = api_key
+        self.log = log or (lambda msg: None)
+        self.host = host
+        self.stop_grace = stop_grace
+        self.poll_s = poll_s
+        self.port = None
+        self.proc = None
+        self._log_start = 0
+
+    @property
+    def base_url(self):
+        return f'http://{self.host}:{self.port}/v1'
+
+    @property
+    def argv(self):
+        return [arg.replace(PORT, str(self.port)) for arg in self.command]
+
+    def __enter__(self):
+        try:
+            self.start()
+            self.wait_ready()
+        except BaseException:          # failed, timed out or interrupted: nothing may stay behind
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # ------------------------------------------------------------ start
+    def start(self):
+        self.port = free_port(self.host)
+        argv = self.argv
+        out = subprocess.DEVNULL
+        if self.log_path:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            out = open(self.log_path, 'ab')
+            out.write(f'--- {datetime.now().isoformat(timespec="seconds")} {shlex.join(argv)}\n'.encode())
+            out.flush()
+            self._log_start = out.tell()
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                         env=dict(os.environ, **self.env), start_new_session=True)
+        except OSError as exc:
+            raise ModelServerError(f'model server {shlex.join(argv)} could not start: {exc}') from None
+        finally:
+            if out is not subprocess.DEVNULL:
+                out.close()
+        self.log(f'model server: started {shlex.join(argv)} (pid {self.proc.pid}), '
+                 f'output in {self.log_path or "nowhere"}')
+
+    def wait_ready(self):
+        """Until GET /v1/models answers 200; ModelServerError if the server exits or time runs out."""
+        started = time.monotonic()
+        deadline = started + self.ready_timeout
+        while True:
+            code = self.proc.poll()
+            if code is not None:
+                how = f'was killed by signal {-code}' if code < 0 else f'exited with code {code}'
+                raise ModelServerError(self._failure(f'{how} before it was ready'))
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ModelServerError(self._failure(
+                    f'was not ready within ready_timeout={self.ready_timeout:g} s (GET {self.base_url}/models '
+                    f'never answered 200); it was stopped'))
+            if self._answers(timeout=min(5.0, remaining)):
+                self.log(f'model server: ready at {self.base_url} after {time.monotonic() - started:.1f} s')
+                return
+            time.sleep(min(self.poll_s, max(0.0, deadline - time.monotonic())))
+
+    def _answers(self, timeout):
+        request = urllib.request.Request(f'{self.base_url}/models')
+        if self.api_key:
+            request.add_header('Authorization', f'Bearer {self.api_key}')
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))    # loopback: never a proxy
+        try:
+            with opener.open(request, timeout=timeout) as response:
+                return response.status == 200
+        except (OSError, http.client.HTTPException, ValueError):     # URLError is an OSError
+            return False
+
+    def _failure(self, what):
+        tail = self.output_tail()
+        if not tail:
+            return f'model server {shlex.join(self.argv)} {what}. It wrote nothing (output: {self.log_path}).'
+        shown = '\n'.join('    ' + line for line in tail)
+        last = 'line' if len(tail) == 1 else f'{len(tail)} lines'
+        return f'model server {shlex.join(self.argv)} {what}. The last {last} of its output ({self.log_path}):\n{shown}'
+
+    def output_tail(self, lines=TAIL_LINES, max_bytes=65536):
+        """The last lines this start of the server wrote."""
+        if not self.log_path or not self.log_path.exists():
+            return []
+        with open(self.log_path, 'rb') as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(self._log_start, size - max_bytes))
+            text = fh.read().decode(errors='replace')
+        return text.splitlines()[-lines:]
+
+    # ------------------------------------------------------------ stop
+    def stop(self):
+        """SIGTERM to the server's process group, SIGKILL to what is left after stop_grace seconds.
+
+        Safe to call twice; an interrupt while waiting goes straight to SIGKILL."""
+        if self.proc is None:
+            return
+        pgid, proc = self.proc.pid, self.proc     # a session leader: its pid is its group's id
+        self.proc = None
+        if not self._signal(pgid, signal.SIGTERM):
+            proc.wait()
+            return
+        try:
+            deadline = time.monotonic() + self.stop_grace
+            try:
+                proc.wait(timeout=self.stop_grace)
+            except subprocess.TimeoutExpired:
+                pass
+            while live_members(pgid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            killed = bool(live_members(pgid)) and self._signal(pgid, signal.SIGKILL)
+            proc.wait()
+            self.log(f'model server: stopped (pid {pgid}; {"SIGTERM, then SIGKILL" if killed else "SIGTERM"})')
+
+    @staticmethod
+    def _signal(pgid, sig):
+        try:
+            os.killpg(pgid, sig)
+            return True
+        except (ProcessLookupError, PermissionError):
+            return False
