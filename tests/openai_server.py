@@ -200,5 +200,17 @@ def main():
                   flush=True)
 
 
+def asked(server, steps):
+    """(step id, with background) of every request the server received, in order."""
+    by_header = sorted(((s.function_header, s) for s in steps), key=lambda hs: -len(hs[0]))
+    out = []
+    for entry in server.log:
+        text = '\n'.join(m.get('content') or '' for m in entry['body'].get('messages', []) if m['role'] == 'user')
+        step = next(s for header, s in by_header if header and header in text.split('NEXT STEP', 1)[-1])
+        # the official template for prompts with background says so
+        out.append((step.step_id, 'along with background knowledge' in text))
+    return out
+
+
 if __name__ == '__main__':
     main()

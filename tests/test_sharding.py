@@ -12,6 +12,7 @@ from opencompass_scicode.partitioners.base import share_limits, spread
 from opencompass_scicode.partitioners.sharded import NumWorkerPartitioner, SizePartitioner
 from opencompass_scicode.predictions import PredictionStore, merge_parts
 from opencompass_scicode.errors import ConfigError
+from openai_server import asked
 from test_api_models import KEY, server, steps  # noqa: F401 (fixtures)
 from test_end_to_end import ROOT, config, only_run, results, run, statuses
 
@@ -117,14 +118,35 @@ def test_a_sharded_run_writes_what_an_unsharded_run_writes(tmp_path):
     assert summary(a) == summary(b)
 
 
+def api_models(server, concurrency=3):
+    return (f"[dict(type='OpenAIChatModel', abbr='api', path='test-model', base_url={server.base_url!r}, "
+            f"key={KEY!r}, max_concurrency={concurrency}, retries=2, timeout=10)]")
+
+
+@pytest.mark.slow
+def test_three_shards_against_the_api_give_the_unsharded_verdicts_asking_each_step_once(tmp_path, server, steps):
+    plain = config(tmp_path, api_models(server), name='plain.py')
+    sharded = config(tmp_path, api_models(server), name='sharded.py', extra=SHARDED)
+    out = run([plain, '-w', tmp_path / 'a'])
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    unsharded_requests = len(server.log)
+    out = run([sharded, '-w', tmp_path / 'b'])
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    a, b = only_run(tmp_path / 'a'), only_run(tmp_path / 'b')
+    status = json.loads((b / 'status.json').read_text())
+    assert {f'infer/api/part{k}of3' for k in range(3)} <= set(status)
+    requests = asked(server, steps)[unsharded_requests:]
+    assert len(requests) == len(set(requests)) == 12          # each step of each setting, once
+    for dataset in ('val', 'val_bg'):
+        assert _verdicts(a, 'api', dataset) == _verdicts(b, 'api', dataset)
+
+
 @pytest.mark.slow
 def test_an_interrupted_sharded_run_resumes_shard_by_shard(tmp_path, server):
     """Stopped while its shards answer, then `-r`: the shards go on from their part files, no saved
     step is asked again, and the merged results are complete."""
     server.delay = 0.4
-    api = (f"[dict(type='OpenAIChatModel', abbr='api', path='test-model', base_url={server.base_url!r}, "
-           f"key={KEY!r}, max_concurrency=3, retries=2, timeout=10)]")
-    cfg = config(tmp_path, api, extra=SHARDED + "\nrunner = dict(type='LocalRunner', max_num_workers=3)\n")
+    cfg = config(tmp_path, api_models(server), extra=SHARDED + "\nrunner = dict(type='LocalRunner', max_num_workers=3)\n")
     work = tmp_path / 'w'
     proc = subprocess.Popen([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work)], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from openai_server import asked
 from test_api_models import KEY, server, steps  # noqa: F401 (fixtures)
 from test_end_to_end import ROOT, config, only_run, results, run, statuses
 
@@ -72,18 +73,6 @@ def test_the_default_job_on_slurm(tmp_path):
     status = json.loads((only_run(tmp_path) / 'status.json').read_text())
     for name, entry in status.items():
         assert entry['state'] in ('done', 'skipped') and 'COMPLETED' in entry['note'], (name, entry)
-
-
-def asked(server, steps):
-    """(step id, with background) of every request the server received, in order."""
-    by_header = sorted(((s.function_header, s) for s in steps), key=lambda hs: -len(hs[0]))
-    out = []
-    for entry in server.log:
-        text = '\n'.join(m.get('content') or '' for m in entry['body'].get('messages', []) if m['role'] == 'user')
-        step = next(s for header, s in by_header if header and header in text.split('NEXT STEP', 1)[-1])
-        # the official template for prompts with background says so
-        out.append((step.step_id, 'along with background knowledge' in text))
-    return out
 
 
 def job_state(job):
