@@ -90,8 +90,10 @@ def test_sweep_dry_run_wants_the_keys_and_sends_nothing(official_data, tmp_path)
     cfg = load_config(SWEEP)
     n_models, n_datasets = len(cfg['_api_models']) * len(cfg['_temperatures']), 2 * len(cfg['_modes'])
     plan = proc.stdout.splitlines()
-    assert sum(line.startswith('infer ') for line in plan) == n_models
-    assert sum(line.startswith('eval ') for line in plan) == n_models * n_datasets
+    # after the table, one line per task saying how it is started: `<task name>: <command>`
+    starts = [line.split(': ', 1)[0] for line in plan if line.split(': ', 1)[0].count('/') and ': ' in line]
+    assert sum(name.startswith('infer/') for name in starts) == n_models
+    assert sum(name.startswith('eval/') for name in starts) == n_models * n_datasets
     assert 'sk-never-used' not in proc.stdout + proc.stderr
     assert not work.exists()
 
