@@ -277,21 +277,26 @@ def test_no_network(world):
     server.settimeout(0.1)
     port = server.getsockname()[1]
     accepted = []
+    scored = threading.Event()
 
     def serve():
-        end = time.monotonic() + 15
-        while time.monotonic() < end and not accepted:
+        # until the step is scored, then once more: a connection made by then waits in the backlog
+        while not accepted:
+            last = scored.is_set()
             try:
                 conn, _ = server.accept()
                 accepted.append(conn)
             except OSError:
                 pass
+            if last:
+                break
 
     thread = threading.Thread(target=serve)
     thread.start()
     attack = ('import socket\n'
               f's = socket.create_connection(("127.0.0.1", {port}), timeout=2)\n')
     record, evaluator = evaluate(world, CORRECT_ADD + attack)
+    scored.set()
     thread.join()
     server.close()
     assert record['status'] == 'fail'
