@@ -10,6 +10,7 @@ Step durations are remembered in results/timings.py.
 import hashlib
 import json
 import os
+import socket
 from pathlib import Path
 
 from ..utils.workdir import write_json_atomic
@@ -27,6 +28,9 @@ def program_key(job, targets_identity, verdict_settings):
 def targets_identity(path):
     stat = os.stat(path)
     return {'path': str(Path(path).resolve()), 'size': stat.st_size, 'mtime_ns': stat.st_mtime_ns}
+
+
+HOST = socket.gethostname()
 
 
 def _alive(pid):
@@ -64,15 +68,21 @@ class SharedVerdicts:
                 fd = os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
                 try:
-                    owner = int(claim.read_text() or 0)
+                    host, _, pid = claim.read_text().rpartition(' ')
+                    owner = int(pid or 0)
                 except (OSError, ValueError):
-                    owner = 0
+                    host, owner = '', 0
+                if host and host != HOST:
+                    # Another node of a cluster (the run directory on a shared file system): whether
+                    # its owner lives cannot be told from here, and waiting on a dead node would
+                    # never end. Run it as well; the verdict is the same.
+                    return True
                 if owner and _alive(owner):
                     return False
                 claim.unlink(missing_ok=True)     # its owner died: take over
                 continue
             with os.fdopen(fd, 'w') as fh:
-                fh.write(str(os.getpid()))
+                fh.write(f'{HOST} {os.getpid()}')
             return True
         return False
 
