@@ -1,0 +1,472 @@
+"""A sweep of 8 API models through LocalRunner and through Slurm, against a loopback server.
+
+    python benchmarks/sweep_scale.py [--models 8] [--delay 1.0] [--runners local,slurm]
+                                     [--modes infer,all] [-p debug] [--repeat N]
+
+8 OpenAIChatModel entries (abbrs m0..m7, each with its own model name, so every request
+says whose it is) x the validation split without and with background, against
+tests/openai_server.py's FakeOpenAI in this process (a thread; it answers with the gold
+code after `--delay` seconds and logs every request with its arrival time). One inference
+task per model, all 8 allowed at once (LocalRunner max_num_workers=8; SlurmRunner's
+default 32); a model's 2 x 15 problem chains are asked in parallel (max_concurrency=30).
+Whole `run.py` processes are timed:
+- `infer`: `run.py CONFIG -m infer` (inference alone: the wall-time target);
+- `all`: `run.py CONFIG` (inference with early evaluation, the evaluation tasks, the
+  summary; the gold answers pass, and identical programs are scored once per run).
+Each is printed beside the machine's bound, the longest problem chain (the most generated
+steps in one problem x the delay: steps of a problem are sequential), with start-up (process
+start to the first request), the inference span (first request to the last answer) and what
+follows the last answer. Target: wall <= 1.3 x bound + start-up.
+
+For Slurm (`--slurm -p PARTITION`), the overhead of each inference job from submission to
+its first request: `sbatch` is called through a shim that logs the time of the call, the
+job id and the job name; the job's allocation and launch come from the controller's and
+slurmd's logs (millisecond timestamps; /var/log/slurm/, where readable); the first request
+from the server's log. Printed: median and max over the inference jobs (target <= 2 s on an
+idle cluster), and where it goes: the sbatch call, queued (waiting for a free CPU, then the
+scheduler's own latency), launch, the task's start-up. Also printed: how many one-CPU jobs
+the partition can run at once (CPUs, OverSubscribe, memory per CPU), and how many did.
+`--repeat N` takes turns N times and reports medians (these machines are shared and noisy).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / 'tests'))
+
+from openai_server import FakeOpenAI, all_steps  # noqa: E402
+from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
+
+KEY = 'sweep-bench-key'
+SLURM_LOGS = {'ctld': Path('/var/log/slurm/slurmctld.log'), 'slurmd': Path('/var/log/slurm/slurmd.log')}
+SHIM = '''#!/bin/bash
+# sbatch, timed: "called returned rc job-id job-name" per call, then the real sbatch's answer.
+t0=${EPOCHREALTIME:-$(date +%s.%N)}
+name=
+for a in "$@"; do case $a in --job-name=*) name=${a#--job-name=} ;; esac; done
+out=$(REAL_SBATCH "$@"); rc=$?
+t1=${EPOCHREALTIME:-$(date +%s.%N)}
+printf '%s %s %s %s %s\\n' "$t0" "$t1" "$rc" "${out%%;*}" "$name" >> SHIM_LOG
+[ -n "$out" ] && printf '%s\\n' "$out"
+exit $rc
+'''
+
+
+def write_config(root, data, base_url, models, concurrency):
+    config = root / 'sweep.py'
+    config.write_text(textwrap.dedent(f'''
+        models = [dict(type='OpenAIChatModel', abbr=f'm{{i}}', path=f'sweep-bench-m{{i}}',
+                       base_url={base_url!r}, key={KEY!r}, max_concurrency={concurrency},
+                       retries=2, timeout=120)
+                  for i in range({models})]
+        datasets = [dict(abbr='scicode_validation' + suffix, type='SciCodeDataset', path={str(data)!r},
+                         split='validation', with_bg=bg)
+                    for bg, suffix in ((False, ''), (True, '_with_background'))]
+        # every inference task at once (they wait on the API); evaluation as by default
+        infer = dict(runner=dict(type='LocalRunner', max_num_workers={models}))
+        eval = dict(runner=dict(type='LocalRunner', max_num_workers=2))
+    '''))
+    return config
+
+
+def make_shim(root):
+    real = shutil.which('sbatch')
+    if real is None:
+        return None, None
+    bindir = root / 'bin'
+    bindir.mkdir()
+    log = root / 'sbatch.log'
+    shim = bindir / 'sbatch'
+    shim.write_text(SHIM.replace('REAL_SBATCH', real).replace('SHIM_LOG', str(log)))
+    shim.chmod(0o755)
+    return bindir, log
+
+
+# ------------------------------------------------------------ Slurm: what the partition allows
+def _scontrol(*what):
+    out = subprocess.run(['scontrol', '-o', 'show', *what], capture_output=True, text=True)
+    return dict(item.split('=', 1) for item in out.stdout.split() if '=' in item) if out.returncode == 0 else {}
+
+
+def _mb(text):
+    m = re.match(r'(\d+)([MGT]?)', text or '')
+    return int(m.group(1)) * {'': 1, 'M': 1, 'G': 1024, 'T': 1024 ** 2}[m.group(2)] if m else None
+
+
+def slurm_capacity(partition):
+    """(one-CPU jobs the partition can run at once, a sentence saying why)."""
+    part = _scontrol('partition', partition)
+    if not part:
+        return None, f'no partition {partition!r} (scontrol)'
+    conf = {}
+    out = subprocess.run(['scontrol', 'show', 'config'], capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        key, _, value = line.partition('=')
+        conf[key.strip()] = value.strip()
+    node = _scontrol('node', part.get('Nodes', ''))
+    cpus = int(node.get('CPUTot', part.get('TotalCPUs', '1')))
+    memory = _mb(node.get('RealMemory'))
+    oversub = part.get('OverSubscribe', 'NO')
+    m = re.match(r'(FORCE|YES)(?::(\d+))?', oversub)
+    # FORCE shares every job's CPUs; YES only those of jobs submitted with --oversubscribe
+    share = int(m.group(2) or 4) if m and m.group(1) == 'FORCE' else 1
+    per_cpu = _mb(part.get('DefMemPerCPU') if part.get('DefMemPerCPU', 'UNLIMITED') != 'UNLIMITED'
+                  else conf.get('DefMemPerCPU'))
+    by_cpu = cpus * share
+    by_mem = memory // per_cpu if memory and per_cpu and 'MEMORY' in conf.get('SelectTypeParameters', '') else None
+    slots = min(by_cpu, by_mem) if by_mem else by_cpu
+    why = (f'{cpus} CPUs, OverSubscribe={oversub}, {conf.get("SelectTypeParameters", "?")}'
+           + (f', DefMemPerCPU={per_cpu}M of {memory}M' if per_cpu else '')
+           + f': at most {slots} one-CPU jobs at once'
+           + (' (memory is never oversubscribed)' if by_mem is not None and by_mem < by_cpu else ''))
+    return slots, why
+
+
+# ------------------------------------------------------------ Slurm: what happened
+_STAMP = re.compile(r'^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)\] (.*)$')
+
+
+def log_offsets():
+    return {k: (p.stat().st_size if os.access(p, os.R_OK) else None) for k, p in SLURM_LOGS.items()}
+
+
+def slurm_events(offsets):
+    """{job id: {'submit', 'allocate', 'launch', 'complete': epoch seconds}} from the logs since `offsets`."""
+    events = {}
+    patterns = [('ctld', 'submit', r'_slurm_rpc_submit_batch_job: JobId=(\d+)'),
+                ('ctld', 'allocate', r'(?:sched: Allocate|Started) JobId=(\d+)'),
+                ('ctld', 'complete', r'_job_complete: JobId=(\d+) done'),
+                ('slurmd', 'launch', r'Launching batch job (\d+)')]
+    for which, path in SLURM_LOGS.items():
+        if offsets.get(which) is None:
+            continue
+        with open(path, errors='replace') as fh:
+            fh.seek(offsets[which])
+            for line in fh:
+                m = _STAMP.match(line.strip())
+                if not m:
+                    continue
+                for source, event, pattern in patterns:
+                    found = re.search(pattern, m.group(2)) if source == which else None
+                    if found:
+                        at = datetime.strptime(m.group(1), '%Y-%m-%dT%H:%M:%S.%f').timestamp()
+                        events.setdefault(found.group(1), {}).setdefault(event, at)
+    return events
+
+
+def read_shim(log):
+    calls = []
+    if log and log.exists():
+        for line in log.read_text().splitlines():
+            t0, t1, rc, job, *name = line.split(' ', 4)
+            calls.append({'called': float(t0), 'returned': float(t1), 'rc': int(rc), 'job': job,
+                          'name': name[0] if name else ''})
+    return calls
+
+
+def job_overheads(calls, events, first_request, ready):
+    """One row per inference job: submission to first request, and where it went."""
+    rows = []
+    completions = sorted(e['complete'] for e in events.values() if 'complete' in e)
+    for call in calls:
+        model = call['name'].split('/')[1] if call['name'].startswith('infer/') else None
+        if model is None or model not in first_request:
+            continue
+        ev = events.get(call['job'], {})
+        row = {'model': model, 'job': call['job'], 'total': first_request[model] - call['called'],
+               'sbatch': call['returned'] - call['called']}
+        if 'allocate' in ev and 'launch' in ev:
+            # A CPU freed by a job of this run after submission: the wait before it is queueing
+            # behind other jobs, the rest the scheduler's own latency.
+            freed = [c for c in completions if call['returned'] <= c <= ev['allocate']]
+            free_at = max([call['returned']] + freed)
+            row.update(waited=free_at - call['returned'], scheduled=ev['allocate'] - free_at,
+                       launch=ev['launch'] - ev['allocate'], startup=first_request[model] - ev['launch'],
+                       first_wave=not freed)
+            if model in ready:
+                row.update(to_ready=ready[model] - ev['launch'], to_first=first_request[model] - ready[model])
+        rows.append(row)
+    return rows
+
+
+def most_at_once(events, job_ids):
+    spans = [(e['allocate'], e.get('complete', float('inf'))) for j, e in events.items()
+             if j in job_ids and 'allocate' in e]
+    return max((sum(a <= t < b for a, b in spans) for t, _ in spans), default=0)
+
+
+# ------------------------------------------------------------ one run
+def run_once(config, work, runner, mode, server, partition, shim_dir, shim_log, paths):
+    args = [sys.executable, str(ROOT / 'run.py'), str(config), '-w', str(work)]
+    if mode == 'infer':
+        args += ['-m', 'infer']
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    if runner == 'slurm':
+        args += ['--slurm', '-p', partition]
+        env['PATH'] = f'{shim_dir}{os.pathsep}{env["PATH"]}'
+        if shim_log.exists():
+            shim_log.unlink()
+    offsets = log_offsets() if runner == 'slurm' else {}
+    seen = len(server.log)
+    clock = time.time() - time.monotonic()       # server times are monotonic; Slurm's are epoch
+    start = time.monotonic()
+    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    if proc.returncode != 0:
+        raise SystemExit(f'{runner} {mode}: run.py exited {proc.returncode}:\n{proc.stdout[-2000:]}\n'
+                         f'{proc.stderr[-3000:]}')
+    log = server.log[seen:]
+    bad = [e['status'] for e in log if e['status'] != 200]
+    if bad:
+        raise SystemExit(f'{runner} {mode}: {len(bad)} requests failed ({bad[:5]})')
+    first = {}
+    for entry in log:
+        model = entry['body'].get('model', '')
+        first[model] = min(first.get(model, entry['time']), entry['time'])
+    times = [e['time'] for e in log]
+    out = {'wall': wall, 'requests': len(log), 'startup': min(times) - start,
+           'span': max(times) + server.delay - min(times), 'after': start + wall - max(times) - server.delay}
+    spans = []
+    for model in paths:
+        mine = [e['time'] for e in log if e['body'].get('model') == model]
+        spans.append(max(mine) + server.delay - min(mine))
+    out['model_span'] = statistics.median(spans)
+    out['chain'] = longest_chains(log, server, paths)
+    if mode == 'all':
+        out['passed'] = check_results(work, paths)
+    # An inference task writes its progress file once it has built its model and datasets.
+    (run_dir,) = [p for p in work.iterdir() if p.is_dir()]
+    ready = {}
+    for model, abbr in paths.items():
+        progress = run_dir / 'logs' / 'infer' / f'{abbr}.progress.json'
+        if progress.exists() and model in first:
+            ready[abbr] = json.loads(progress.read_text())['started'] - clock
+    out['ready'] = statistics.median(t - start for t in ready.values())
+    out['ready_to_first'] = statistics.median(first[m] - ready[a] for m, a in paths.items() if a in ready)
+    out['ready_by_model'] = {a: t + clock for a, t in ready.items()}
+    # After the last answer: tasks end (their logs' last write), run.py has every status, exit.
+    last_answer = max(times) + server.delay
+    ends = {stage: [f.stat().st_mtime - clock for f in (run_dir / 'logs' / stage).rglob('*.out')]
+            for stage in ('infer', 'eval')}
+    out['infer_end'] = max(ends['infer']) - last_answer
+    out['eval_end'] = max(ends['eval']) - last_answer if ends['eval'] else None
+    out['statuses'] = (run_dir / 'status.json').stat().st_mtime - clock - last_answer
+    if runner == 'slurm':
+        time.sleep(0.5)          # let the daemons write their last lines
+        calls = read_shim(shim_log)
+        events = slurm_events(offsets)
+        by_model = {paths[m]: t + clock for m, t in first.items() if m in paths}
+        out['jobs'] = job_overheads(calls, events, by_model, out['ready_by_model'])
+        infer_ids = {c['job'] for c in calls if c['name'].startswith('infer/')}
+        out['jobs_at_once'] = most_at_once(events, infer_ids)
+        out['submitted'] = len(calls)
+        out['slurm_logs'] = bool(events)
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def longest_chains(log, server, paths):
+    """The longest problem's chains (a model x background setting each): how long after the model's
+    first request each started, and the time between an answer and the chain's next request."""
+    longest = max(server.chains, key=lambda pid: len(server.chains[pid]))
+    headers = {s.function_header: s.step_id for s in server.chains[longest]}
+    starts, gaps = [], []
+    for model in paths:
+        mine = [e for e in log if e['body'].get('model') == model]
+        chains = {}
+        for entry in mine:
+            text = '\n'.join(m.get('content') or '' for m in entry['body']['messages'] if m['role'] == 'user')
+            next_step = text.split('NEXT STEP', 1)[-1]
+            if any(h and h in next_step for h in headers):
+                # the official template for prompts with background says so
+                chains.setdefault('along with background knowledge' in text, []).append(entry['time'])
+        for times in chains.values():
+            starts.append(times[0] - min(e['time'] for e in mine))
+            gaps += [b - a - server.delay for a, b in zip(times, times[1:])]
+    return {'start': statistics.median(starts), 'gap': statistics.median(gaps), 'max_start': max(starts)}
+
+
+def check_results(work, paths):
+    """Every model x dataset result at 100% (the gold answers), as a check of the whole run."""
+    (run_dir,) = [p for p in work.iterdir() if p.is_dir()]
+    files = list((run_dir / 'results').glob('*/*.json'))
+    full = sum(json.loads(f.read_text())['main_problem_resolve_rate'] == 100 for f in files)
+    if len(files) != 2 * len(paths) or full != len(files):
+        raise SystemExit(f'results: {full} of {len(files)} files at 100% (expected {2 * len(paths)})')
+    # One verdict per distinct program of the run, each with the time its step took.
+    verdicts = [json.loads(f.read_text()) for f in (run_dir / 'cache' / 'verdicts').glob('*.json')
+                if not f.name.startswith('_')]
+    times = [(v.get('duration_s') or 0.0, v.get('step_id')) for v in verdicts]
+    longest, step_id = max(times, default=(0.0, None))
+    return {'programs': len(times), 'step_seconds': sum(t for t, _ in times), 'longest_step': longest,
+            'longest_step_id': step_id}
+
+
+def _ms(values):
+    return f'{statistics.median(values):.2f}s' if values else '-'
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--models', type=int, default=8)
+    parser.add_argument('--delay', type=float, default=1.0, help='seconds the server takes per answer')
+    parser.add_argument('--runners', default='local,slurm')
+    parser.add_argument('--modes', default='infer,all', help='infer: -m infer; all: the whole run')
+    parser.add_argument('-p', '--partition', default='debug')
+    parser.add_argument('--repeat', type=int, default=1)
+    parser.add_argument('--data', default=str(ROOT / 'data' / 'scicode'))
+    args = parser.parse_args(argv)
+    runners, modes = args.runners.split(','), args.modes.split(',')
+
+    datasets = [SciCodeDataset(path=args.data, split='validation', with_bg=bg) for bg in (False, True)]
+    problems = datasets[0].problems
+    longest = max(len(p.scored_steps) for p in problems)
+    bound = longest * args.delay
+    steps = sum(d.scored_step_count for d in datasets)
+    concurrency = len(problems) * len(datasets)
+    print(f'validation split: {len(problems)} problems x 2 background settings = {steps} steps per model, '
+          f'{args.models} models (m0..m{args.models - 1}), max_concurrency {concurrency} each; '
+          f'server delay {args.delay:.1f}s per answer, in this process')
+    print(f"machine's bound: the longest problem chain, {longest} steps x {args.delay:.1f}s = {bound:.1f}s; "
+          f'target wall <= 1.3 x {bound:.1f}s = {1.3 * bound:.1f}s plus start-up')
+    slots = None
+    if 'slurm' in runners:
+        slots, why = slurm_capacity(args.partition)
+        print(f'slurm partition {args.partition}: {why}')
+        if slots:
+            waves = -(-args.models // slots)
+            print(f'  -> {args.models} inference jobs run in {waves} wave(s): the cluster\'s bound is '
+                  f'{waves} x {bound:.1f}s = {waves * bound:.1f}s before any start-up or scheduling')
+        if not all(os.access(p, os.R_OK) for p in SLURM_LOGS.values()):
+            print('  (Slurm logs not readable here: the overhead is shown without its breakdown)')
+
+    results = {(r, m): [] for r in runners for m in modes}
+    with FakeOpenAI(all_steps(args.data), key=KEY, delay=args.delay) as server, \
+            tempfile.TemporaryDirectory(prefix='scicode-sweep-bench-') as tmp:
+        # Like a real server's (uvicorn: 2048); http.server's default of 5 drops SYNs when 30
+        # chains connect at once, and a dropped SYN costs a 1 s retransmission.
+        server.httpd.socket.listen(1024)
+        server.chains = {p.problem_id: p.scored_steps for p in problems}
+        root = Path(tmp)
+        config = write_config(root, args.data, server.base_url, args.models, concurrency)
+        shim_dir, shim_log = make_shim(root) if 'slurm' in runners else (None, None)
+        paths = {f'sweep-bench-m{i}': f'm{i}' for i in range(args.models)}
+        for run in range(args.repeat):
+            line = []
+            for mode in modes:
+                for runner in runners:
+                    out = run_once(config, root / f'work-{runner}-{mode}', runner, mode, server,
+                                   args.partition, shim_dir, shim_log, paths)
+                    results[runner, mode].append(out)
+                    extra = ''
+                    if out.get('jobs'):
+                        totals = [j['total'] for j in out['jobs']]
+                        extra = (f', overhead median {statistics.median(totals):.2f}s max {max(totals):.2f}s, '
+                                 f'{out["jobs_at_once"]} jobs at once')
+                    line.append(f'{runner} {mode} {out["wall"]:.1f}s (start-up {out["startup"]:.1f}s, '
+                                f'{out["requests"]} requests{extra})')
+            print(f'run {run + 1}: ' + '; '.join(line), flush=True)
+
+    med = statistics.median
+    print()
+    print(f'whole run.py processes, {"median of %d runs" % args.repeat if args.repeat > 1 else "one run"}; '
+          f'bound {bound:.1f}s (longest chain); start-up: process start to the first request; inference: '
+          f'first request to last answer; after: last answer to exit')
+    header = (f'{"runner":7} {"mode":6} {"wall":>7} {"start-up":>8} {"inference":>9} {"per model":>9} '
+              f'{"after":>7} {"wall/bound":>10} {"(wall-start-up)/bound":>21}  target')
+    print(header)
+    for (runner, mode), outs in results.items():
+        wall, startup = med([o['wall'] for o in outs]), med([o['startup'] for o in outs])
+        ratio = (wall - startup) / bound
+        print(f'{runner:7} {mode:6} {wall:>6.1f}s {startup:>7.1f}s {med([o["span"] for o in outs]):>8.1f}s '
+              f'{med([o["model_span"] for o in outs]):>8.1f}s {med([o["after"] for o in outs]):>6.1f}s '
+              f'{wall / bound:>9.2f}x {ratio:>20.2f}x  {"met" if ratio <= 1.3 else "missed"} (<= 1.3x)')
+    print('after the last answer, medians: the last inference task ends (its log\'s last write), the last '
+          'evaluation task ends, run.py has every status (status.json), the process exits (summary)')
+    for (runner, mode), outs in results.items():
+        evals = [o['eval_end'] for o in outs if o['eval_end'] is not None]
+        print(f'  {runner:7} {mode:6} infer tasks +{med([o["infer_end"] for o in outs]):.2f}s'
+              + (f', eval tasks +{med(evals):.2f}s' if evals else '')
+              + f', statuses +{med([o["statuses"] for o in outs]):.2f}s, exit +{med([o["after"] for o in outs]):.2f}s')
+    print('inference tasks, medians: ready (model and datasets built, progress file written) after the '
+          'process start, and from ready to the first request')
+    for (runner, mode), outs in results.items():
+        print(f'  {runner:7} {mode:6} ready +{med([o["ready"] for o in outs]):.2f}s, first request '
+              f'{med([o["ready_to_first"] for o in outs]):.2f}s later')
+    print('the longest problem\'s chains (model x background setting), medians: when they start after the '
+          'model\'s first request (which goes alone), and the time from an answer to the chain\'s next request')
+    for (runner, mode), outs in results.items():
+        print(f'  {runner:7} {mode:6} start +{med([o["chain"]["start"] for o in outs]):.2f}s (max '
+              f'+{med([o["chain"]["max_start"] for o in outs]):.2f}s), '
+              f'{1000 * med([o["chain"]["gap"] for o in outs]):.0f} ms between steps')
+    for runner in runners:
+        if (runner, 'infer') in results and (runner, 'all') in results:
+            w_all = med([o['wall'] for o in results[runner, 'all']])
+            w_inf = med([o['wall'] for o in results[runner, 'infer']])
+            print(f'{runner}: evaluation (early evaluation, eval tasks, summary) adds {w_all - w_inf:.1f}s to '
+                  f'-m infer, {(w_all - w_inf) / w_all:.0%} of the whole run\'s {w_all:.1f}s; '
+                  f'every result at 100%')
+    alls = {runner: results[runner, 'all'] for runner in runners if (runner, 'all') in results}
+    if alls:
+        # Step times are wall-clock times of the step processes: where more evaluation workers run
+        # than there are CPUs (LocalRunner: one early evaluator per inference task, 8 at once),
+        # they stretch. The least stretched run estimates the work.
+        cpus = os.cpu_count() or 1
+        figures = {runner: (med([o['passed']['step_seconds'] for o in outs]),
+                            med([o['passed']['longest_step'] for o in outs]), outs[0]['passed'])
+                   for runner, outs in alls.items()}
+        print('evaluation work in the whole runs (one verdict per distinct program), medians: '
+              + '; '.join(f'{runner}: {w["programs"]} programs, {sec:.1f}s of step time, longest '
+                          f'{w["longest_step_id"]} {lng:.1f}s' for runner, (sec, lng, w) in figures.items()))
+        sec, lng, w = min(figures.values(), key=lambda f: f[0])
+        pid = str(w['longest_step_id']).split('.')[0]
+        before = sum(len(p.scored_steps) for p in problems if p.problem_id == pid) * args.delay
+        whole = max(bound, before + lng, sec / cpus)
+        print(f'  bound of a whole run (least stretched figures): max({bound:.1f}s chain, {before:.0f}s of '
+              f'answers to problem {pid} + its {lng:.1f}s step, {sec:.1f}s / {cpus} CPUs) = {whole:.1f}s; '
+              + ', '.join(f'{runner} wall {med([o["wall"] for o in outs]):.1f}s = '
+                          f'{med([o["wall"] for o in outs]) / whole:.2f}x' for runner, outs in alls.items()))
+
+    for mode in modes:
+        outs = results.get(('slurm', mode))
+        if not outs or not outs[0].get('jobs'):
+            continue
+        jobs = [j for o in outs for j in o['jobs']]
+        per_run_med = [med([j['total'] for j in o['jobs']]) for o in outs]
+        per_run_max = [max(j['total'] for j in o['jobs']) for o in outs]
+        print()
+        print(f'slurm {mode}: submission (sbatch called) to the first request, over the {len(outs[0]["jobs"])} '
+              f'inference jobs: median {med(per_run_med):.2f}s, max {med(per_run_max):.2f}s'
+              + (f' (medians over {len(outs)} runs)' if len(outs) > 1 else '') + '; target <= 2 s on an idle cluster')
+        print(f'  at most {med([o["jobs_at_once"] for o in outs]):.0f} inference jobs ran at once'
+              + (f' (the partition allows {slots})' if slots else ''))
+        detailed = [j for j in jobs if 'launch' in j]
+        if detailed:
+            for label, chosen in (('all jobs', detailed),
+                                  ('first wave (a free CPU at submission)', [j for j in detailed if j['first_wave']]),
+                                  ('later waves', [j for j in detailed if not j['first_wave']])):
+                if not chosen:
+                    continue
+                print(f'  {label} ({len(chosen)}): total {_ms([j["total"] for j in chosen])} = sbatch '
+                      f'{_ms([j["sbatch"] for j in chosen])} + waiting for a CPU {_ms([j["waited"] for j in chosen])}'
+                      f' + scheduler {_ms([j["scheduled"] for j in chosen])} + launch '
+                      f'{_ms([j["launch"] for j in chosen])} + task start-up {_ms([j["startup"] for j in chosen])}'
+                      f' (medians; start-up = {_ms([j["to_ready"] for j in chosen if "to_ready" in j])} to ready + '
+                      f'{_ms([j["to_first"] for j in chosen if "to_first" in j])} to the first request)')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
