@@ -172,6 +172,20 @@ def test_wrong_key_stops_at_the_first_request(tmp_path, server):
     assert KEY not in log
 
 
+def test_a_slow_first_answer_holds_the_other_requests_only_for_a_moment(tmp_path, server):
+    """The first request goes alone until it is refused or GATE_WAIT_S has passed, not until its
+    answer arrives: a model that takes long to answer does not serialise the start of a run."""
+    server.queue = [{'delay': 6.0}]
+    work = tmp_path / 'w'
+    proc = run([write_config(tmp_path, server, model=dict(max_concurrency=8, timeout=30), both=False),
+                '-w', work, '-m', 'infer'])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    arrivals = sorted(entry['time'] for entry in server.log)
+    assert len(arrivals) == 6
+    # the other problems' first steps start about 2 s after the first request, not 6 s
+    assert 1.5 < arrivals[1] - arrivals[0] < 4.0
+
+
 def test_concurrency_and_rate_limits_hold_for_the_whole_run(tmp_path, server):
     server.delay = 0.3
     work = tmp_path / 'w'

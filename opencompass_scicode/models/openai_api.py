@@ -151,13 +151,21 @@ class OpenAIChatModel(BaseModel):
                         RateLimiter(self.query_per_second))
         self._verified = None
 
+    # A refusal (wrong key, model or URL) comes back within this; an answer may take minutes, and
+    # the other requests need not wait for it.
+    GATE_WAIT_S = 2.0
+
     async def _gate(self):
-        """The very first request goes alone: a wrong key or model fails once, not hundreds of times."""
+        """The very first request goes alone for a moment: a wrong key or model fails once, not
+        hundreds of times."""
         if self._verified is None:
             self._verified = asyncio.get_running_loop().create_future()
             return True
         if not self._verified.done():
-            await asyncio.shield(self._verified)
+            try:
+                await asyncio.wait_for(asyncio.shield(self._verified), self.GATE_WAIT_S)
+            except asyncio.TimeoutError:
+                pass              # no refusal by now: the first request is being answered
         return False
 
     def _open_gate(self, error=None):
