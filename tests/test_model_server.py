@@ -190,8 +190,9 @@ def marker_command(marker):
 def test_sigterm_to_a_task_process_runs_its_clean_up():
     """tasks/__main__.py: SIGTERM (scancel, kill) interrupts the task as Ctrl-C does."""
     code = ('import asyncio, sys\nfrom opencompass_scicode.utils.lifeline import stop_on_sigterm\n'
-            'stop_on_sigterm()\nprint("ready", flush=True)\n'
-            'try:\n    asyncio.run(asyncio.sleep(60))\nexcept KeyboardInterrupt:\n    print("cleaned up")\n')
+            'stop_on_sigterm()\n'
+            'try:\n    print("ready", flush=True)\n    asyncio.run(asyncio.sleep(60))\n'
+            'except KeyboardInterrupt:\n    print("cleaned up")\n')
     for install in (True, False):
         proc = subprocess.Popen([sys.executable, '-c', code if install else code.replace('stop_on_sigterm()\n', '')],
                                 cwd=ROOT, stdout=subprocess.PIPE, text=True)
