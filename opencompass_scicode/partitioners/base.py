@@ -64,44 +64,46 @@ class BasePartitioner:
 
     def infer_tasks(self, cfg, run_dir, dry_run, eager_eval, discard_stale):
         datasets = cfg['datasets']
+        # The same shards for every model: they depend on the datasets only.
+        shard_ids = self._shards(datasets, 'infer')
+        names = [shard_name(k, len(shard_ids)) for k in range(len(shard_ids))]
+        problems = {ds['abbr']: {p.problem_id for p in build_dataset(ds).problems} for ds in datasets}
+        shard_parts = [[(ds, [pid for pid in ids if pid in problems[ds['abbr']]]) for ds in datasets]
+                       for ids in shard_ids]
         specs = []
         for model in cfg['models']:
             m = model['abbr']
-            shards_ids = self._shards(datasets, 'infer')
-            count = len(shards_ids)
             finals = [run_dir.predictions_path(m, ds['abbr']) for ds in datasets]
             resources = _model_resources(model)
             common = {'eager_eval': eager_eval, 'discard_stale': discard_stale}
             labels = {'model': m, 'datasets': [ds['abbr'] for ds in datasets]}
-            if count == 1:
+            if len(shard_ids) == 1:
                 specs.append(self.task(run_dir, 'infer', [m], dict(common, model=self.model_entry(model),
                                                                    datasets=datasets),
                                        outputs=finals, labels=labels, resources=resources, dry_run=dry_run))
                 continue
-            entry = share_limits(self.model_entry(model), count)
+            entry = share_limits(self.model_entry(model), len(shard_ids))
             shards = []
-            for k in range(count):
-                shard = shard_name(k, count)
-                problems = {ds['abbr']: [p.problem_id for p in build_dataset(ds).problems] for ds in datasets}
-                parts = [(ds, [pid for pid in shards_ids[k] if pid in problems[ds['abbr']]]) for ds in datasets]
+            for shard, parts in zip(names, shard_parts):
                 parts = [(ds, ids) for ds, ids in parts if ids]
-                spec = self.task(
+                shards.append(self.task(
                     run_dir, 'infer', [m, shard],
                     dict(common, model=entry, shard=shard,
                          datasets=[dict(ds, sample_ids=ids) for ds, ids in parts]),
                     outputs=[run_dir.part_path(run_dir.predictions_path(m, ds['abbr']), shard) for ds, _ in parts],
                     labels=dict(labels, datasets=[ds['abbr'] for ds, _ in parts], shard=shard,
                                 problems={ds['abbr']: ids for ds, ids in parts}),
-                    resources=resources, dry_run=dry_run)
-                shards.append(spec)
+                    resources=resources, dry_run=dry_run))
             specs += shards
             specs.append(self.task(run_dir, 'infer', [m], {'action': 'merge', 'model_abbr': m, 'datasets': datasets,
-                                                           'shards': [s.labels['shard'] for s in shards]},
+                                                           'shards': names},
                                    outputs=finals, depends_on=[s.name for s in shards],
                                    labels=dict(labels, shard='merge'), dry_run=dry_run))
         return specs
 
     def eval_tasks(self, cfg, run_dir, dry_run):
+        # A dataset's shards are the same for every model.
+        shards_of = {ds['abbr']: self._shards([ds], 'eval') for ds in cfg['datasets']}
         specs = []
         for model in cfg['models']:
             m = model['abbr']
@@ -111,27 +113,23 @@ class BasePartitioner:
                 after = [run_dir.task_name('infer', m)]
                 labels = {'model': m, 'dataset': d}
                 resources = _eval_resources(ds)
-                shards = self._shards([ds], 'eval')
+                shards = shards_of[d]
                 if len(shards) == 1:
                     specs.append(self.task(run_dir, 'eval', [m, d], {'model_abbr': m, 'dataset': ds},
                                            outputs=[final], depends_on=after, labels=labels,
                                            resources=resources, dry_run=dry_run))
                     continue
-                names = []
-                for k, ids in enumerate(shards):
-                    shard = shard_name(k, len(shards))
-                    spec = self.task(run_dir, 'eval', [m, d, shard],
-                                     {'model_abbr': m, 'dataset': dict(ds, sample_ids=ids), 'shard': shard},
-                                     outputs=[run_dir.part_path(final, shard)], depends_on=after,
-                                     labels=dict(labels, shard=shard, problems={d: ids}),
-                                     resources=resources, dry_run=dry_run)
-                    specs.append(spec)
-                    names.append(spec.name)
-                specs.append(self.task(run_dir, 'eval', [m, d],
-                                       {'model_abbr': m, 'dataset': ds,
-                                        'merge_shards': [shard_name(k, len(shards)) for k in range(len(shards))]},
-                                       outputs=[final], depends_on=names, labels=dict(labels, shard='merge'),
-                                       resources=resources, dry_run=dry_run))
+                names = [shard_name(k, len(shards)) for k in range(len(shards))]
+                parts = [self.task(run_dir, 'eval', [m, d, shard],
+                                   {'model_abbr': m, 'dataset': dict(ds, sample_ids=ids), 'shard': shard},
+                                   outputs=[run_dir.part_path(final, shard)], depends_on=after,
+                                   labels=dict(labels, shard=shard, problems={d: ids}),
+                                   resources=resources, dry_run=dry_run)
+                         for shard, ids in zip(names, shards)]
+                specs += parts
+                specs.append(self.task(run_dir, 'eval', [m, d], {'model_abbr': m, 'dataset': ds, 'merge_shards': names},
+                                       outputs=[final], depends_on=[s.name for s in parts],
+                                       labels=dict(labels, shard='merge'), resources=resources, dry_run=dry_run))
         return specs
 
     # ------------------------------------------------------------ task files
