@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..utils.workdir import remove_parts
+
 
 def record_key(step_id, sample=0):
     """How a step's record is found: its step id, and for the second and later samples of a
@@ -117,14 +119,4 @@ def merge_parts(final_path, part_paths):
     tmp = final_path.with_name(f'.{final_path.name}.{os.getpid()}.tmp')
     tmp.write_text(''.join(line + '\n' for line in lines if line.strip()), encoding='utf-8')
     os.replace(tmp, final_path)
-    for part in parts:
-        part.unlink()
-    remove_empty_parent(parts)
-
-
-def remove_empty_parent(paths):
-    for folder in {Path(p).parent for p in paths}:
-        try:
-            folder.rmdir()
-        except OSError:
-            pass
+    remove_parts(parts)

@@ -13,11 +13,10 @@ from datetime import datetime, timezone
 from ..evaluation.regenerate import ensure_targets
 from ..inference.settings import InferConfig
 from ..predictions import PredictionStore, record_key
-from ..predictions.store import remove_empty_parent
 from ..results import StepRecord
 from ..registry import build_dataset, build_evaluator
 from ..utils.progress import ProgressFile
-from ..utils.workdir import write_json_atomic
+from ..utils.workdir import remove_parts, write_json_atomic
 from .base import BaseTask
 from .contract import EXIT_FAILED, EXIT_OK
 
@@ -67,31 +66,31 @@ class EvalTask(BaseTask):
     def part_paths(self):
         return [self.run_dir.part_path(self.final_path, shard) for shard in self.merge_shards]
 
-    def _current(self, path):
-        """The results file at `path` if it was computed from the current predictions and
-        evaluator settings, else None."""
-        try:
-            results = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
-        evaluator = build_evaluator(self.dataset_cfg)
-        saved = results.get('evaluator') or {}
-        # Worker counts and the executor do not change verdicts; the rest does.
-        if (results.get('predictions_digest') == self.store.digest()
-                and all(saved.get(k) == v for k, v in evaluator.identity().items())):
-            return results
-        return None
+    def _current(self, paths):
+        """The results files among `paths` that were computed from the current predictions and
+        evaluator settings (the predictions are hashed once for all of them)."""
+        digest, identity = self.store.digest(), build_evaluator(self.dataset_cfg).identity()
+        current = []
+        for path in paths:
+            try:
+                results = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            saved = results.get('evaluator') or {}
+            # Worker counts and the executor do not change verdicts; the rest does.
+            if results.get('predictions_digest') == digest and all(saved.get(k) == v for k, v in identity.items()):
+                current.append(results)
+        return current
 
     def is_complete(self):
         """Results exist and were computed from the current predictions and evaluator settings
         (for a shard: its part, or the merged results)."""
-        return any(self._current(path) is not None for path in {self.results_path, self.final_path})
+        return bool(self._current({self.results_path, self.final_path}))
 
     def _from_parts(self):
         """(step_id, sample) -> StepRecord decided by the shards, from their current parts."""
         known = {}
-        for path in self.part_paths:
-            part = self._current(path) or {}
+        for part in self._current(self.part_paths) if self.part_paths else ():
             for problem in part.get('problems', ()):
                 for step in problem['steps']:
                     if step.get('status') != 'skipped':
@@ -108,8 +107,8 @@ class EvalTask(BaseTask):
         targets = ensure_targets(dataset)
         predictions = self.store.load()
         digest = self.store.digest()
-        progress = ProgressFile(self.progress_path, self.name, dataset.scored_step_count
-                                * InferConfig.of(self.dataset_cfg.get('infer_cfg')).n)
+        samples = InferConfig.of(self.dataset_cfg.get('infer_cfg')).n
+        progress = ProgressFile(self.progress_path, self.name, dataset.scored_step_count * samples)
         counts = {'done': 0, 'failed': 0}
 
         def on_step(record):
@@ -118,7 +117,6 @@ class EvalTask(BaseTask):
             progress.update(done=counts['done'], errors=counts['failed'])
 
         start = time.monotonic()
-        samples = InferConfig.of(self.dataset_cfg.get('infer_cfg')).n
         known = self._from_parts()
         if self.merge_shards:
             self.log(f'{len(known)} verdicts from {len(self.part_paths)} shards')
@@ -144,9 +142,7 @@ class EvalTask(BaseTask):
         for missing in evaluator.inactive_protections():
             self.log(f'warning: sandbox layer not active on this machine: {missing}')
         write_json_atomic(self.results_path, results)
-        for path in self.part_paths:
-            path.unlink(missing_ok=True)
-        remove_empty_parent(self.part_paths)
+        remove_parts(self.part_paths)
         progress.update(done=results['subproblem_total'], force=True)
         self.log(f'main problems {results["main_problem_resolved"]}/{results["main_problem_total"]}, '
                  f'steps {results["subproblem_correct"]}/{results["subproblem_total"]} '

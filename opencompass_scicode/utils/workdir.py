@@ -101,3 +101,15 @@ def write_json_atomic(path, obj, indent=1):
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.{threading.get_ident()}.tmp')
     tmp.write_text(json.dumps(obj, indent=indent, ensure_ascii=False), encoding='utf-8')
     os.replace(tmp, path)
+
+
+def remove_parts(paths):
+    """Delete merged part files, then their `.parts` folders once empty."""
+    paths = [Path(p) for p in paths]
+    for path in paths:
+        path.unlink(missing_ok=True)
+    for folder in {path.parent for path in paths}:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
