@@ -19,8 +19,9 @@ from ..utils.progress import read_progress
 
 class BaseRunner:
     """max_num_workers: tasks in flight at once; debug: run tasks in this process, one by one,
-    with tracebacks. Subclasses implement start/poll/stop_all and may add `where(handle)` (e.g.
-    'job 12 RUNNING') to the progress line."""
+    with tracebacks. Subclasses implement start/poll/stop and may add `refresh(handles)` (one
+    look at all tasks in flight before they are polled) and `where(handle)` (e.g. 'job 12
+    RUNNING') to the progress line. The launch loop holds the handles of the tasks in flight."""
 
     poll_interval = 0.25
 
@@ -34,12 +35,15 @@ class BaseRunner:
         """Start a task; return a handle. `parallel`: how many tasks of this launch may run at once."""
         raise NotImplementedError
 
+    def refresh(self, handles):
+        """Called before the tasks in flight are polled, with their handles."""
+
     def poll(self, handle):
         """A TaskStatus once the task has ended for good, else None."""
         raise NotImplementedError
 
-    def stop_all(self):
-        """Stop every task this runner started and that is still running."""
+    def stop(self, handles):
+        """Stop these tasks, which are still running."""
         raise NotImplementedError
 
     def where(self, handle):
@@ -102,6 +106,7 @@ class BaseRunner:
                         elif all(d in ended for d in deps) and len(running) < self.max_num_workers:
                             waiting.remove(spec)
                             running[spec.name] = (spec, self.start(spec, parallel))
+                    self.refresh([handle for _, handle in running.values()])
                     for name, (spec, handle) in list(running.items()):
                         status = self.poll(handle)
                         if status is not None:
@@ -111,7 +116,7 @@ class BaseRunner:
                     if waiting or running:
                         time.sleep(self.poll_interval)
             except KeyboardInterrupt:
-                self.stop_all()
+                self.stop([handle for _, handle in running.values()])
                 raise
             self._refresh(bar, rows, part_rows, specs, running, ended)
         return [ended[s.name] for s in specs]

@@ -26,7 +26,6 @@ class LocalRunner(BaseRunner):
 
     def __init__(self, max_num_workers=2, debug=False):
         super().__init__(max_num_workers, debug)
-        self._running = []
 
     def start(self, spec, parallel):
         log_path = Path(spec.log_path)
@@ -38,19 +37,16 @@ class LocalRunner(BaseRunner):
             # A session of its own: Ctrl-C reaches run.py alone, which then stops each task.
             proc = subprocess.Popen(spec.command, stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-        handle = _Process(spec, proc, time.monotonic())
-        self._running.append(handle)
-        return handle
+        return _Process(spec, proc, time.monotonic())
 
     def poll(self, handle):
         returncode = handle.proc.poll()
         if returncode is None:
             return None
-        self._running.remove(handle)
         return status_of(handle.spec, returncode, time.monotonic() - handle.started)
 
-    def stop_all(self):
-        procs = [h.proc for h in self._running]
+    def stop(self, handles):
+        procs = [h.proc for h in handles]
         for proc in procs:
             try:
                 os.killpg(proc.pid, signal.SIGINT)

@@ -70,8 +70,6 @@ class SlurmRunner(BaseRunner):
         self.cpus_per_task = cpus_per_task
         self.extra_args = [str(a) for a in extra_args]
         self.retry = retry
-        self._jobs = []
-        self._last_poll = 0.0
         self._states = {}          # the latest squeue answer; None when it gave none
 
     # ------------------------------------------------------------ before anything is submitted
@@ -129,28 +127,18 @@ class SlurmRunner(BaseRunner):
         return out.stdout.strip().split(';')[0]
 
     def start(self, spec, parallel):
-        job = _Job(spec, self._submit(spec), time.monotonic())
-        self._jobs.append(job)
-        self._last_poll = 0.0
-        return job
+        return _Job(spec, self._submit(spec), time.monotonic())
 
     # ------------------------------------------------------------ watching
     def where(self, job):
         again = f' (attempt {job.attempt})' if job.attempt > 1 else ''
         return f'job {job.job_id} {job.state}{again}'
 
-    def _refresh_states(self):
-        """One `squeue` for every job in flight, at most once per poll interval."""
-        if time.monotonic() - self._last_poll < self.poll_interval * 0.9:
-            return
-        self._last_poll = time.monotonic()
-        ids = [j.job_id for j in self._jobs]
-        if not ids:
-            return
-        self._states = _squeue(ids)
+    def refresh(self, jobs):
+        """One `squeue` for every job in flight, per turn of the launch loop."""
+        self._states = _squeue([j.job_id for j in jobs]) if jobs else {}
 
     def poll(self, job):
-        self._refresh_states()
         if self._states is None:
             job.state = 'UNKNOWN (no answer from squeue)'
             return None          # a controller that is restarting is no reason to submit again
@@ -171,15 +159,11 @@ class SlurmRunner(BaseRunner):
                 return self._ended(job, code)
         if job.attempt <= self.retry:
             job.history.append(f'{job.job_id} {state}')
-            self._jobs.remove(job)
             job.job_id, job.attempt, job.state, job.ended_at = self._submit(job.spec), job.attempt + 1, 'PENDING', None
-            self._jobs.append(job)
-            self._last_poll = 0.0
             return None
         return self._ended(job, None)
 
     def _ended(self, job, code):
-        self._jobs.remove(job)
         duration = time.monotonic() - job.started
         how = ' -> '.join(job.history + [f'{job.job_id} {job.state}'])
         if code is None:
@@ -190,8 +174,8 @@ class SlurmRunner(BaseRunner):
         status.note = '; '.join(n for n in (status.note, f'job {how}') if n)
         return status
 
-    def stop_all(self):
-        ids = [j.job_id for j in self._jobs]
+    def stop(self, jobs):
+        ids = [j.job_id for j in jobs]
         if not ids:
             return
         _run(['scancel', *ids])
@@ -201,7 +185,6 @@ class SlurmRunner(BaseRunner):
             if states is not None and all(s in ENDED for s in states.values()):
                 break
             time.sleep(0.5)
-        self._jobs.clear()
 
 
 def _script_path(spec):
