@@ -73,6 +73,30 @@ def _wait_for_steps_running(proc, timeout=120):
     raise AssertionError(f'run.py started only {_descendants(proc.pid)}')
 
 
+def _power_cut(proc):
+    """Kill every process of the run at once, as a power cut would. They are stopped first,
+    until no new one appears: a process started between listing and killing would otherwise
+    outlive the others and, as designed, sweep the dead workers' leftovers before the test
+    sees them."""
+    stopped = set()
+    while True:
+        fresh = ({proc.pid} | _descendants(proc.pid)) - stopped
+        if not fresh:
+            break
+        for pid in fresh:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        stopped |= fresh
+    for pid in stopped:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+
+
 def _sleeping_run(tmp_path):
     """(config, work dir, run.py process) of a run whose first steps sleep."""
     gen = tmp_path / 'generated'
@@ -105,13 +129,8 @@ def test_killing_run_py_stops_its_tasks_workers_and_steps(official_data, tmp_pat
 
 def test_a_run_killed_mid_evaluation_leaves_nothing_behind_after_resume(official_data, tmp_path):
     cfg, work, proc = _sleeping_run(tmp_path)
-    below = _wait_for_steps_running(proc)
-    for pid in [proc.pid, *below]:      # every process of the run at once, as a power cut would
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    proc.wait()
+    _wait_for_steps_running(proc)
+    _power_cut(proc)
     stale = {p for p in [*Path('/tmp').glob('scicode-steps-*'),
                          *Path('/sys/fs/cgroup').glob('*/**/scicode-worker-*')]
              if _owner(p) is not None and not alive([_owner(p)])}
