@@ -295,10 +295,11 @@ def _main(args):
     datasets, models = preflight(cfg, stages) if stages else ([], [])
     if reuse and 'infer' in stages and not args.discard_stale:
         check_stale_predictions(cfg, run_dir, datasets, models)
-    options = {'eager_eval': 'eval' in stages and 'infer' in stages and not args.debug,
+    plans = {stage: build_stage(cfg, stage, args) for stage in stages}
+    options = {'eager_eval': 'eval' in stages and 'infer' in stages and not args.debug
+                             and plans['infer'][1].early_evaluation,
                'discard_stale': args.discard_stale,
                'regenerate': to_regenerate(datasets) if 'targets' in stages else ()}
-    plans = {stage: build_stage(cfg, stage, args) for stage in stages}
 
     if args.dry_run:
         plan = {stage: partitioner.partition(cfg, run_dir, stage, dry_run=True, **options)

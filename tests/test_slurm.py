@@ -75,6 +75,35 @@ def test_the_default_job_on_slurm(tmp_path):
         assert entry['state'] in ('done', 'skipped') and 'COMPLETED' in entry['note'], (name, entry)
 
 
+def test_inference_jobs_of_api_models_share_cpus_and_leave_scoring_to_evaluation_jobs(tmp_path, server):
+    """More API models than the node has CPUs: their inference jobs (which wait on the network)
+    run at once, sharing CPUs (the CI partition allows it for jobs that ask, OverSubscribe=YES);
+    the evaluation jobs, on CPUs of their own, do all the scoring."""
+    cpus = os.cpu_count()
+    models = [f"dict(type='OpenAIChatModel', abbr='m{i}', path='model-{i}', base_url={server.base_url!r}, "
+              f"key={KEY!r}, max_concurrency=1, retries=2, timeout=30)" for i in range(cpus + 2)]
+    cfg = config(tmp_path, '[' + ', '.join(models) + ']')
+    dry = run([cfg, '-w', tmp_path / 'w', '--slurm', '-p', PARTITION, '--dry-run'])
+    assert dry.returncode == 0, dry.stderr
+    lines = {line.split(': ', 1)[0]: line for line in dry.stdout.splitlines() if ': ' in line}
+    assert '--oversubscribe' in lines['infer/m0'] and '--mem=1G' in lines['infer/m0']
+    assert '--oversubscribe' not in lines['eval/m0/val'] and '--mem' not in lines['eval/m0/val']
+    server.delay = 1.0
+    out = run([cfg, '-w', tmp_path / 'w', '--slurm', '-p', PARTITION], timeout=900)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    spans = [(e['time'], e['time'] + server.delay, e['body']['model']) for e in server.log]
+    most = max(len({m for a, b, m in spans if a <= t < b}) for t, _, _ in spans)
+    assert most > cpus, f'at most {most} models were asked at once on {cpus} CPUs'
+    run_dir = only_run(tmp_path / 'w')
+    for m in range(cpus + 2):
+        infer_log = (run_dir / 'logs' / 'infer' / f'm{m}.out').read_text()
+        assert 'scored' not in infer_log and 'early evaluation' not in infer_log
+        for dataset in ('val', 'val_bg'):
+            assert set(statuses(results(run_dir, f'm{m}', dataset)).values()) == {'pass'}
+    task = json.loads((run_dir / 'configs' / 'tasks' / 'infer_m0.json').read_text())
+    assert task['eager_eval'] is False
+
+
 def job_state(job):
     out = subprocess.run(['squeue', '-h', '--states=all', '-j', job, '-o', '%T'], capture_output=True, text=True)
     return out.stdout.strip()

@@ -98,7 +98,8 @@ class BasePartitioner:
             specs.append(self.task(run_dir, 'infer', [m], {'action': 'merge', 'model_abbr': m, 'datasets': datasets,
                                                            'shards': names},
                                    outputs=finals, depends_on=[s.name for s in shards],
-                                   labels=dict(labels, shard='merge'), dry_run=dry_run))
+                                   labels=dict(labels, shard='merge'), resources={'shares_cpu': True},
+                                   dry_run=dry_run))
         return specs
 
     def eval_tasks(self, cfg, run_dir, dry_run):
@@ -200,7 +201,11 @@ def share_limits(entry, count):
 
 def _model_resources(model_cfg):
     run_cfg = model_cfg.get('run_cfg') or {}
-    return {'gpus': run_cfg.get('num_gpus'), 'procs': run_cfg.get('num_procs')}
+    gpus = run_cfg.get('num_gpus')
+    # Without a GPU or a server of its own, an inference task spends its time waiting for
+    # answers: a cluster may let such tasks share CPUs (runners/slurm.py).
+    return {'gpus': gpus, 'procs': run_cfg.get('num_procs'),
+            'shares_cpu': not gpus and not model_cfg.get('server')}
 
 
 def _eval_resources(ds_cfg):

@@ -24,6 +24,9 @@ class BaseRunner:
     RUNNING') to the progress line. The launch loop holds the handles of the tasks in flight."""
 
     poll_interval = 0.25
+    # Whether inference tasks under this runner also score problems as they finish (early
+    # evaluation), on the CPUs and memory the task holds.
+    early_evaluation = True
 
     def __init__(self, max_num_workers=2, debug=False):
         self.max_num_workers = max(1, int(max_num_workers))

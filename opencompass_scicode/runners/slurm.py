@@ -9,6 +9,14 @@ not the cluster keeps accounting (`sacct`): jobs are watched with `squeue`,
 which lists finished jobs for a few minutes (MinJobAge), then `sacct` where
 it works, then that file.
 
+An inference job whose model needs no GPU and no server of its own (an API
+model) spends its time waiting for answers. It is submitted with
+`--oversubscribe` and a small memory ask (`shared_mem`), so that a partition
+that allows it (OverSubscribe=YES) runs many of them on one CPU instead of
+queueing them one per CPU. Such a job therefore does not score problems as
+they finish (early evaluation): that needs CPUs and memory it does not own.
+The evaluation jobs score, on CPUs of their own.
+
 A job that ends without its task having ended (cancelled by someone else,
 node failure, preemption, time limit, out of memory) is submitted again, up
 to `retry` times; the task continues from what it saved. Ctrl-C or SIGTERM
@@ -48,15 +56,19 @@ class _Job:
 class SlurmRunner(BaseRunner):
     """partition, qos, time ('HH:MM:SS', '2-00:00:00', minutes), mem ('16G'): as sbatch takes them;
     cpus_per_task: for every task (default: what the task asks for, e.g. an evaluator's
-    max_workers, else 1); GPUs come from a model's run_cfg=dict(num_gpus=...); extra_args:
-    more sbatch options; retry: submissions again of a job stopped from outside;
-    max_num_workers: jobs in flight at once."""
+    max_workers, else 1); GPUs come from a model's run_cfg=dict(num_gpus=...); shared_mem:
+    the memory asked by jobs that may share CPUs (inference without GPU or server; `mem`, when
+    given, applies to every job instead); extra_args: more sbatch options; retry: submissions
+    again of a job stopped from outside; max_num_workers: jobs in flight at once."""
 
-    poll_interval = 1.0
+    # A task's exit file is looked for every turn (a stat); Slurm is asked once a second.
+    poll_interval = 0.25
+    squeue_interval = 1.0
+    early_evaluation = False       # see the module's docstring
 
     def __init__(self, partition: str, qos: str = None, time: str = None, mem: str = None,
-                 cpus_per_task: int = None, extra_args: list = (), retry: int = 2,
-                 max_num_workers: int = 32, debug: bool = False):
+                 cpus_per_task: int = None, shared_mem: str = '1G', extra_args: list = (),
+                 retry: int = 2, max_num_workers: int = 32, debug: bool = False):
         super().__init__(max_num_workers, debug)
         if not isinstance(partition, str) or not partition:
             raise ConfigError('SlurmRunner needs a partition', key='partition',
@@ -67,10 +79,12 @@ class SlurmRunner(BaseRunner):
         self.qos = qos
         self.time = None if time is None else str(time)
         self.mem = mem
+        self.shared_mem = shared_mem
         self.cpus_per_task = cpus_per_task
         self.extra_args = [str(a) for a in extra_args]
         self.retry = retry
         self._states = {}          # the latest squeue answer; None when it gave none
+        self._asked_at = None
 
     # ------------------------------------------------------------ before anything is submitted
     def check(self):
@@ -91,16 +105,20 @@ class SlurmRunner(BaseRunner):
     # ------------------------------------------------------------ submission
     def sbatch_args(self, spec):
         res = spec.resources or {}
+        shares = bool(res.get('shares_cpu'))
         cpus = self.cpus_per_task or res.get('cpus') or 1
         args = ['sbatch', '--parsable', f'--job-name={spec.name}', f'--partition={self.partition}',
                 '--ntasks=1', f'--cpus-per-task={cpus}', f'--output={spec.log_path}', '--open-mode=append',
                 f'--chdir={os.getcwd()}']
+        if shares:
+            args.append('--oversubscribe')
         if self.qos:
             args.append(f'--qos={self.qos}')
         if self.time:
             args.append(f'--time={self.time}')
-        if self.mem:
-            args.append(f'--mem={self.mem}')
+        mem = self.mem or (self.shared_mem if shares else None)
+        if mem:
+            args.append(f'--mem={mem}')
         if res.get('gpus'):
             args.append(f'--gres=gpu:{res["gpus"]}')
         return args + self.extra_args + [str(_script_path(spec))]
@@ -135,10 +153,19 @@ class SlurmRunner(BaseRunner):
         return f'job {job.job_id} {job.state}{again}'
 
     def refresh(self, jobs):
-        """One `squeue` for every job in flight, per turn of the launch loop."""
-        self._states = _squeue([j.job_id for j in jobs]) if jobs else {}
+        """One `squeue` for every job in flight, at most once per squeue_interval."""
+        now = time.monotonic()
+        if self._asked_at is None or now - self._asked_at >= self.squeue_interval:
+            self._states = _squeue([j.job_id for j in jobs]) if jobs else {}
+            self._asked_at = now
 
     def poll(self, job):
+        code = _exit_code(job.spec)
+        if code is not None:
+            # The job script's last act: the task has ended (the file is removed before every
+            # submission), whatever Slurm says until it has cleaned up the job.
+            job.state = 'COMPLETED' if code == 0 else 'FAILED'
+            return self._ended(job, code)
         if self._states is None:
             job.state = 'UNKNOWN (no answer from squeue)'
             return None          # a controller that is restarting is no reason to submit again

@@ -32,7 +32,7 @@ class TaskSpec:
     depends_on: list = field(default_factory=list)   # names of tasks that must succeed first
     labels: dict = field(default_factory=dict)       # model / dataset, for tables and status
     env: dict = field(default_factory=dict)          # added to the runner's environment
-    resources: dict = field(default_factory=dict)    # cpus / gpus / procs the task asks of a cluster
+    resources: dict = field(default_factory=dict)    # cpus / gpus / procs / shares_cpu: asks of a cluster
 
     @classmethod
     def from_dict(cls, data):
