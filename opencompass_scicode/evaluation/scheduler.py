@@ -9,7 +9,9 @@ Which free worker runs which pending step is planned in schedule.py. A step
 whose program another submission (or another task of the run, through the
 shared verdicts) has already run or is running is not run again: it gets that
 verdict. A step that runs while the other workers are idle and nothing waits
-may use their cores for its numerical libraries.
+may use their cores for its numerical libraries. A step runs while holding one
+of the machine's CPU slots (utils/cpuslots.py), so that the pools of several
+tasks on one machine never run more steps at once than it has CPUs.
 """
 import dataclasses
 import threading
@@ -19,6 +21,7 @@ from typing import Callable, Optional
 from ..results import StepRecord
 from .schedule import Planner
 from ..results.timings import StepDurations
+from ..utils.cpuslots import CpuSlots
 from .sharing import LocalVerdicts
 from .verdict import decide
 
@@ -45,10 +48,12 @@ def _record(step_id, verdict, run):
 
 class StepScheduler:
     """`make_executor()` gives a started-on-demand executor; `shared`: verdicts shared with the
-    run's other tasks; `durations`: remembered step durations and import costs (saved at close)."""
+    run's other tasks; `durations`: remembered step durations and import costs (saved at close);
+    `cpus`: the machine's CPU slots."""
 
-    def __init__(self, make_executor, shared=None, durations=None):
+    def __init__(self, make_executor, shared=None, durations=None, cpus=None):
         self._make_executor = make_executor
+        self.cpus = cpus or CpuSlots()
         self.shared = shared or LocalVerdicts()
         self.durations = durations or StepDurations(None)
         self.protections = {}
@@ -172,7 +177,8 @@ class StepScheduler:
                     executor.copy_worker(source, slot)   # else: the worker imports them itself
                 if executor.workers > 1 and self._lone(slot, key):
                     job = dataclasses.replace(job, threads=executor.threads * executor.workers)
-                run = executor.run(job, slot)
+                with self.cpus.hold():
+                    run = executor.run(job, slot)
                 record = _record(job.step_id, decide(run, len(job.tests)), run)
                 protections = next((e.get('protections') for e in run.events
                                     if e.get('event') == 'sandbox'), None)
