@@ -286,20 +286,25 @@ def serving_mid_inference(tmp_path, work):
 
 @pytest.mark.slow
 @pytest.mark.parametrize('how', ['Ctrl-C to run.py', 'SIGTERM to the task (a cancelled Slurm job)',
-                                 'run.py killed outright'])
+                                 'run.py killed outright', 'the task killed outright (the OOM killer)'])
 def test_a_run_stopped_mid_inference_leaves_no_server_running(official_data, tmp_path, how):
     work = tmp_path / 'w'
     proc, pids = serving_mid_inference(tmp_path, work)
+    (task,) = set(processes_mentioning(str(work))) & set(processes_mentioning('opencompass_scicode.tasks'))
     if how.startswith('Ctrl-C'):
         os.kill(proc.pid, signal.SIGINT)
     elif how.startswith('SIGTERM'):
-        (task,) = set(processes_mentioning(str(work))) & set(processes_mentioning('opencompass_scicode.tasks'))
         os.kill(task, signal.SIGTERM)
-    else:
+    elif how.startswith('run.py'):
         os.kill(proc.pid, signal.SIGKILL)          # its task notices and stops as if interrupted
+    else:
+        os.kill(task, signal.SIGKILL)              # no clean-up of its own: the server's guard stops it
     out, _ = proc.communicate(timeout=60)
     assert wait_gone(pids) == []
     wait_until_gone(str(work))
+    if how.startswith('the task'):
+        assert proc.returncode == 1 and re.search(r'infer/api\s+failed', out), out
+        return
     assert proc.returncode == (-signal.SIGKILL if how.startswith('run.py') else 130)
     if how.startswith('SIGTERM'):
         assert re.search(r'infer/api\s+interrupted', out)

@@ -8,7 +8,8 @@ starts in a session of its own (so a terminal's Ctrl-C reaches run.py alone,
 and the whole group can be stopped at once) with its output in a file beside
 the task's log, and the task waits until `GET /v1/models` answers 200. Its
 whole process group is stopped on every way out of the `with` block: SIGTERM,
-then SIGKILL after `stop_grace` seconds. Planning never builds one: only the
+then SIGKILL after `stop_grace` seconds; and if the task dies outright, by the
+group's leader, server_guard.py. Planning never builds one: only the
 inference task starts servers.
 """
 import difflib
@@ -18,6 +19,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from datetime import datetime
@@ -26,6 +28,7 @@ from pathlib import Path
 from ..errors import ConfigError, UserFacingError
 
 PORT = '{port}'
+GUARD = Path(__file__).with_name('server_guard.py')
 OPTIONS = ('command', 'ready_timeout', 'env')
 DEFAULT_READY_TIMEOUT = 600.0
 TAIL_LINES = 20
@@ -150,8 +153,11 @@ class ModelServer:
             out.flush()
             self._log_start = out.tell()
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                         env=dict(os.environ, **self.env), start_new_session=True)
+            # The session's leader is a guard that stops the group if this process dies outright.
+            guard = [sys.executable, '-I', '-S', str(GUARD), str(os.getpid()), str(self.stop_grace)]
+            self.proc = subprocess.Popen(guard + argv, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, env=dict(os.environ, **self.env),
+                                         start_new_session=True)
         except OSError as exc:
             raise ModelServerError(f'model server {shlex.join(argv)} could not start: {exc}') from None
         finally:
@@ -231,6 +237,10 @@ class ModelServer:
         finally:
             killed = bool(live_members(pgid)) and self._signal(pgid, signal.SIGKILL)
             proc.wait()
+            # The leader (the guard) is reaped; the rest of the group dies of the same SIGKILL.
+            deadline = time.monotonic() + 5
+            while killed and live_members(pgid) and time.monotonic() < deadline:
+                time.sleep(0.01)
             self.log(f'model server: stopped (pid {pgid}; {"SIGTERM, then SIGKILL" if killed else "SIGTERM"})')
 
     @staticmethod
