@@ -314,14 +314,15 @@ def _main(args):
     summarizer = build(dict(cfg.get('summarizer') or {'type': SciCodeSummarizer}), key='summarizer')
     lock = RunLock(run_dir.root).acquire()
     try:
-        if stages and hasattr(summarizer, 'prepare'):
-            summarizer.prepare()
         run_dir.create()
         dump_config(redact_config({k: cfg[k] for k in cfg.keys()}), run_dir.config_path)
         console.print(f'run directory: {run_dir.root}')
         statuses = []
-        for stage, (partitioner, runner) in plans.items():
+        for k, (stage, (partitioner, runner)) in enumerate(plans.items()):
             specs = partitioner.partition(cfg, run_dir, stage, **options)
+            if k == 0 and hasattr(summarizer, 'prepare'):
+                # Work for the waits ahead; started sooner, it would hold back the first tasks.
+                summarizer.prepare()
             statuses += run_stage(runner, run_dir, specs, stage, statuses)
         print_statuses(statuses)
         summarizer.summarize(cfg, run_dir, **({'compare': compare} if compare else {}))

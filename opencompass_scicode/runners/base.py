@@ -52,6 +52,10 @@ class BaseRunner:
     def where(self, handle):
         return ''
 
+    def pause(self):
+        """Between two looks at the tasks in flight."""
+        time.sleep(self.poll_interval)
+
     def run_inline(self, spec):
         """The spec's `python -m MODULE ARGS` command, run by MODULE's main() in this process."""
         module, args = _module_command(spec.command)
@@ -117,7 +121,7 @@ class BaseRunner:
                             del running[name]
                     self._refresh(bar, rows, part_rows, specs, running, ended)
                     if waiting or running:
-                        time.sleep(self.poll_interval)
+                        self.pause()
             except KeyboardInterrupt:
                 self.stop([handle for _, handle in running.values()])
                 raise
