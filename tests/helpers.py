@@ -2,6 +2,8 @@
 import json
 from pathlib import Path
 
+from opencompass_scicode.utils.procs import read_proc
+
 TEMPLATE_NO_BG = ('NO-BG TEMPLATE\nPREVIOUS:\n{problem_steps_str}\nNEXT:\n{next_step_str}\n'
                   'DEPS:\n{dependencies}\nEND')
 TEMPLATE_BG = ('BG TEMPLATE\nPREVIOUS:\n{problem_steps_str}\nNEXT:\n{next_step_str}\n'
@@ -86,26 +88,17 @@ def processes_mentioning(text):
         try:
             with open(f'/proc/{entry}/cmdline', 'rb') as fh:
                 cmdline = fh.read().replace(b'\0', b' ').decode(errors='replace')
-            with open(f'/proc/{entry}/stat', 'rb') as fh:
-                zombie = fh.read().rsplit(b')', 1)[1].split()[0] == b'Z'
         except OSError:
             continue
-        if text in cmdline and not zombie:
+        proc = read_proc(entry)
+        if text in cmdline and proc is not None and proc.live:
             found.append(int(entry))
     return found
 
 
 def alive(pids):
     """Those of `pids` that are live processes (a zombie is not: it only waits to be reaped)."""
-    found = []
-    for pid in pids:
-        try:
-            state = Path(f'/proc/{pid}/stat').read_bytes().rsplit(b')', 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != b'Z':
-            found.append(pid)
-    return found
+    return [pid for pid in pids if (proc := read_proc(pid)) is not None and proc.live]
 
 
 def wait_until_gone(text, timeout=15.0):

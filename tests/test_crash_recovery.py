@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import alive, wait_until_gone
+from opencompass_scicode.utils.procs import process_table
 from test_end_to_end import DATA, ROOT, config, only_run, results, statuses
 
 pytestmark = pytest.mark.slow
@@ -33,14 +34,7 @@ def _sleeping_programs(dest, problem_ids=('1', '19')):
 
 
 def _descendants(pid):
-    parents = {}
-    for entry in os.listdir('/proc'):
-        if entry.isdigit():
-            try:
-                stat = Path(f'/proc/{entry}/stat').read_bytes()
-            except OSError:
-                continue
-            parents[int(entry)] = int(stat.rsplit(b')', 1)[1].split()[1])
+    parents = {child: proc.parent for child, proc in process_table().items()}
     found, frontier = set(), {pid}
     while frontier:
         frontier = {child for child, parent in parents.items() if parent in frontier} - found

@@ -16,6 +16,7 @@ import pytest
 from helpers import gold_predictions, tiny_dataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.regenerate import ensure_targets
+from opencompass_scicode.utils.procs import read_proc
 
 CORRECT_ADD = 'def add(a, b):\n    s = a + b\n    return s\n'
 WRONG_ADD = 'def add(a, b):\n    return 0\n'
@@ -62,10 +63,8 @@ def processes_running(text):
 
 
 def _parent(pid):
-    try:
-        return int(Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
+    proc = read_proc(pid)
+    return proc.parent if proc else 0
 
 
 def ours(pids):

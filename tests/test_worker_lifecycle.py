@@ -17,6 +17,7 @@ from opencompass_scicode.results.timings import durations_path
 from opencompass_scicode.sandbox import leftovers
 from opencompass_scicode.sandbox.executor import ForkServerExecutor, Limits, StepJob, _Worker
 from opencompass_scicode.sandbox.lockdown import CGROUP_ROOT
+from opencompass_scicode.utils.procs import process_table, read_proc
 from opencompass_scicode.evaluation.regenerate import ensure_targets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,26 +32,13 @@ def tiny(tmp_path):
 
 def parents():
     """{pid: parent pid} of every live process."""
-    found = {}
-    for entry in os.listdir('/proc'):
-        if entry.isdigit():
-            try:
-                with open(f'/proc/{entry}/stat', 'rb') as fh:
-                    stat = fh.read()
-            except OSError:
-                continue
-            found[int(entry)] = int(stat[stat.rfind(b')') + 2:].split()[1])
-    return found
+    return {pid: proc.parent for pid, proc in process_table().items()}
 
 
 def running(pid):
     """Alive and not a zombie (a dead child its parent has not reaped yet)."""
-    try:
-        with open(f'/proc/{pid}/stat', 'rb') as fh:
-            stat = fh.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b')') + 2:].split()[0] != b'Z'
+    proc = read_proc(pid)
+    return proc is not None and proc.live
 
 
 def descendants(root, tree=None):

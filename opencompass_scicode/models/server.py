@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..errors import ConfigError, UserFacingError
+from ..utils.procs import process_table
 
 PORT = '{port}'
 GUARD = Path(__file__).with_name('server_guard.py')
@@ -81,18 +82,7 @@ def live_members(pgid):
 
     Read from /proc: a zombie still counts for kill(-pgid, 0), and orphans whose
     new parent never reaps them stay zombies."""
-    found = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f'/proc/{entry}/stat', 'rb') as fh:
-                fields = fh.read().rsplit(b')', 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != b'Z':
-            found.append(int(entry))
-    return found
+    return [pid for pid, proc in process_table().items() if proc.group == pgid and proc.live]
 
 
 class ModelServer:

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 
+from ..utils.procs import process_table
 from . import RUNTIME_DIR
 
 LANDLOCK_FD = 4
@@ -46,20 +47,7 @@ PRELOADED = frozenset()   # modules loaded at start-up
 
 def _parent_map():
     """{pid: parent pid} of every process we can see."""
-    parents = {}
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f'/proc/{entry}/stat', 'rb') as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        # the command name may hold spaces or parentheses: split after the last ')'
-        fields = stat[stat.rfind(b')') + 2:].split()
-        if len(fields) > 1:
-            parents[int(entry)] = int(fields[1])
-    return parents
+    return {pid: proc.parent for pid, proc in process_table().items()}
 
 
 def _children_of(pid):
