@@ -134,18 +134,18 @@ def check_mode(model, dataset_cfg, key):
                           fix='give the model a temperature above 0 (e.g. 0.8), or leave n at 1')
 
 
-def check_stale_predictions(cfg, run_dir, datasets, models):
-    """-r with changed settings: stop before any request, naming what changed.
-
-    With --discard-stale the inference task sets the old predictions aside instead.
-    """
+def check_stale_predictions(cfg, run_dir, datasets, models, discard=False):
+    """-r with changed settings: stop before any request, naming what changed; with `discard`
+    (--discard-stale), set the old predictions aside instead. Here, before any task starts: the
+    shards of a sharded inference read the run's predictions file before their own part, and
+    would otherwise go on from (and merge back) what was made with the old settings."""
     from .inference.engine import check_stale, infer_settings
     from .predictions import PredictionStore
     for model in models:
         for ds_cfg, dataset in zip(cfg['datasets'], datasets):
             store = PredictionStore(run_dir.predictions_path(model.abbr, dataset.abbr))
             check_stale(store, infer_settings(model, dataset, ds_cfg.get('infer_cfg') or {},
-                                              prefilled_mode(ds_cfg)))
+                                              prefilled_mode(ds_cfg)), discard=discard)
 
 
 def to_regenerate(datasets):
@@ -314,6 +314,8 @@ def _main(args):
     summarizer = build(dict(cfg.get('summarizer') or {'type': SciCodeSummarizer}), key='summarizer')
     lock = RunLock(run_dir.root).acquire()
     try:
+        if reuse and 'infer' in stages and args.discard_stale:
+            check_stale_predictions(cfg, run_dir, datasets, models, discard=True)
         run_dir.create()
         dump_config(redact_config({k: cfg[k] for k in cfg.keys()}), run_dir.config_path)
         console.print(f'run directory: {run_dir.root}')

@@ -170,3 +170,27 @@ def test_an_interrupted_sharded_run_resumes_shard_by_shard(tmp_path, server):
     for dataset in ('val', 'val_bg'):
         assert set(statuses(results(run_dir, 'api', dataset)).values()) == {'pass'}
     assert not list(run_dir.rglob('*.parts'))
+
+
+@pytest.mark.slow
+def test_discard_stale_in_a_sharded_run_sets_the_whole_runs_old_predictions_aside(tmp_path, server):
+    """Shards read the run's predictions before their own part: those must be set aside too, or
+    the merged file keeps answers made with the old settings."""
+    work = tmp_path / 'w'
+    cfg = config(tmp_path, api_models(server), extra=SHARDED)
+    assert run([cfg, '-w', work, '-m', 'infer']).returncode == 0
+    warmer = api_models(server).replace('timeout=10)', 'timeout=10, temperature=0.7)')
+    changed = config(tmp_path, warmer, name='c2.py', extra=SHARDED)
+    refused = run([changed, '-w', work, '-r', '-m', 'infer'])
+    assert refused.returncode == 2 and '--discard-stale' in refused.stderr
+    out = run([changed, '-w', work, '-r', '-m', 'infer', '--discard-stale'])
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    preds = only_run(work) / 'predictions' / 'api'
+    for dataset in ('val', 'val_bg'):
+        records = [json.loads(line) for line in (preds / f'{dataset}.jsonl').read_text().splitlines()]
+        assert len(records) == 6 and len({r['settings_fp'] for r in records}) == 1
+        assert all(r['settings']['model']['temperature'] == 0.7 for r in records), records[0]['settings']
+        (aside,) = preds.glob(f'{dataset}.stale-*.jsonl')
+        assert len(aside.read_text().splitlines()) == 6
+    # nothing stale is left: -r goes on without the flag
+    assert run([changed, '-w', work, '-r', '-m', 'infer']).returncode == 0
