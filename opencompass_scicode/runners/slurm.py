@@ -169,21 +169,17 @@ class SlurmRunner(BaseRunner):
         if self._states is None:
             job.state = 'UNKNOWN (no answer from squeue)'
             return None          # a controller that is restarting is no reason to submit again
-        state = self._states.get(job.job_id) or _scontrol_state(job.job_id) or _sacct_state(job.job_id)
-        if state is None:
-            # Forgotten by the controller and no accounting: the exit file tells whether the task ended.
-            state = 'COMPLETED' if _exit_code(job.spec) is not None else 'NODE_FAIL'
+        # Forgotten by the controller, no accounting, and no exit file: the task did not end.
+        state = (self._states.get(job.job_id) or _scontrol_state(job.job_id) or _sacct_state(job.job_id)
+                 or 'NODE_FAIL')
         job.state = state
         if state not in ENDED:
             return None
         if state in ENDED_BY_TASK:
-            # The batch script writes the file as it ends; allow a shared file system a moment.
-            code = _exit_code(job.spec)
+            # The script ended, its exit file is not there yet: allow a shared file system a moment.
             job.ended_at = job.ended_at or time.monotonic()
-            if code is None and time.monotonic() - job.ended_at < 10:
+            if time.monotonic() - job.ended_at < 10:
                 return None
-            if code is not None:
-                return self._ended(job, code)
         if job.attempt <= self.retry:
             job.history.append(f'{job.job_id} {state}')
             job.job_id, job.attempt, job.state, job.ended_at = self._submit(job.spec), job.attempt + 1, 'PENDING', None
