@@ -85,6 +85,11 @@ def live_members(pgid):
     return [pid for pid, proc in process_table().items() if proc.group == pgid and proc.live]
 
 
+def _wait_gone(pgid, deadline):
+    while live_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 class ModelServer:
     """`with ModelServer(command, ready_timeout, env, log_path) as server:` ... `server.base_url`.
 
@@ -222,15 +227,13 @@ class ModelServer:
                 proc.wait(timeout=self.stop_grace)
             except subprocess.TimeoutExpired:
                 pass
-            while live_members(pgid) and time.monotonic() < deadline:
-                time.sleep(0.05)
+            _wait_gone(pgid, deadline)
         finally:
             killed = bool(live_members(pgid)) and self._signal(pgid, signal.SIGKILL)
             proc.wait()
-            # The leader (the guard) is reaped; the rest of the group dies of the same SIGKILL.
-            deadline = time.monotonic() + 5
-            while killed and live_members(pgid) and time.monotonic() < deadline:
-                time.sleep(0.01)
+            if killed:
+                # The leader (the guard) is reaped; the rest of the group dies of the same SIGKILL.
+                _wait_gone(pgid, time.monotonic() + 5)
             self.log(f'model server: stopped (pid {pgid}; {"SIGTERM, then SIGKILL" if killed else "SIGTERM"})')
 
     @staticmethod
