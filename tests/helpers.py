@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from opencompass_scicode.utils.procs import read_proc
+from opencompass_scicode.utils.procs import process_table, read_proc
 
 TEMPLATE_NO_BG = ('NO-BG TEMPLATE\nPREVIOUS:\n{problem_steps_str}\nNEXT:\n{next_step_str}\n'
                   'DEPS:\n{dependencies}\nEND')
@@ -93,6 +93,16 @@ def processes_mentioning(text):
         proc = read_proc(entry)
         if text in cmdline and proc is not None and proc.live:
             found.append(int(entry))
+    return found
+
+
+def descendants(root, parents=None):
+    """Pids of every process below `root`; `parents`: {pid: parent pid}, read now if not given."""
+    parents = parents or {pid: proc.parent for pid, proc in process_table().items()}
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
     return found
 
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import alive, wait_until_gone
-from opencompass_scicode.utils.procs import process_table
+from helpers import alive, descendants, wait_until_gone
 from test_end_to_end import DATA, ROOT, config, only_run, results, statuses
 
 pytestmark = pytest.mark.slow
@@ -33,15 +32,6 @@ def _sleeping_programs(dest, problem_ids=('1', '19')):
     return ds
 
 
-def _descendants(pid):
-    parents = {child: proc.parent for child, proc in process_table().items()}
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
 def _owner(path):
     """The pid in `scicode-steps-<pid>-...` or `scicode-worker-<pid>` (None for other names)."""
     pid = path.name.split('-')[2]
@@ -58,13 +48,13 @@ def _wait_for_steps_running(proc, timeout=120):
     """Until a worker below run.py runs a step (its work root holds a step directory)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        below = _descendants(proc.pid)
+        below = descendants(proc.pid)
         roots = [p for pid in below for p in Path('/tmp').glob(f'scicode-steps-{pid}-*')]
         if any(next(root.glob('step-*'), None) for root in roots):
-            return _descendants(proc.pid)
+            return descendants(proc.pid)
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.2)
-    raise AssertionError(f'run.py started only {_descendants(proc.pid)}')
+    raise AssertionError(f'run.py started only {descendants(proc.pid)}')
 
 
 def _power_cut(proc):
@@ -74,7 +64,7 @@ def _power_cut(proc):
     sees them."""
     stopped = set()
     while True:
-        fresh = ({proc.pid} | _descendants(proc.pid)) - stopped
+        fresh = ({proc.pid} | descendants(proc.pid)) - stopped
         if not fresh:
             break
         for pid in fresh:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import TINY_PROBLEMS, gold_predictions, make_data_dir, tiny_dataset
+from helpers import TINY_PROBLEMS, descendants, gold_predictions, make_data_dir, tiny_dataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.results.timings import durations_path
 from opencompass_scicode.sandbox import leftovers
@@ -39,19 +39,6 @@ def running(pid):
     """Alive and not a zombie (a dead child its parent has not reaped yet)."""
     proc = read_proc(pid)
     return proc is not None and proc.live
-
-
-def descendants(root, tree=None):
-    tree = tree or parents()
-    below = set()
-    for pid in tree:
-        seen = pid
-        while seen in tree and seen not in (0, 1):
-            seen = tree[seen]
-            if seen == root:
-                below.add(pid)
-                break
-    return below
 
 
 def worker_running(marker, root=None):
