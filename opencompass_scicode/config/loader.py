@@ -4,7 +4,7 @@ A file without `_base_` is read by mmengine's Config.fromfile: as plain
 Python, or in its lazy-import mode when it uses read_base() or imports a
 module mmengine counts as third-party. mmengine refuses a `_base_` chain whose
 files use lazy-import mode, yet that is how our configs are written. So
-`_base_` is handled here: bases are loaded (each with load_config), then the
+`_base_` is handled here: bases are loaded (each with _load), then the
 child's body runs as plain Python, as mmengine runs files with `_base_` (after
 the same `{{...}}` substitutions, with `_base_` bound to the merged bases and
 the names of any read_base() block bound first), and its variables are merged
@@ -26,6 +26,9 @@ from mmengine.config.lazy import LazyAttr, LazyObject
 from mmengine.utils import get_installed_path
 
 from ..errors import ConfigError
+from .from_opencompass.names import config_builtins
+from .from_opencompass.entries import adopt
+from .from_opencompass.placeholders import resolve_placeholders
 
 BASE_KEY = '_base_'
 
@@ -94,7 +97,7 @@ def _read_base_names(path, block):
     """What the imports of a read_base() block bind, from the files they name."""
     names = {}
     for node in block.body:
-        base = ConfigDict(_plain_dict(load_config(_read_base_file(path, node))))
+        base = ConfigDict(_plain_dict(_load(_read_base_file(path, node))))
         for alias in node.names:
             if alias.name == '*':
                 names.update(base)
@@ -198,8 +201,9 @@ def _load_with_bases(path):
     node = _base_node(tree)
     merged = {}
     for base_path in _base_paths(path, node):
-        merged = Config._merge_a_into_b(_plain_dict(load_config(base_path)), merged)
-    namespace = {'__file__': str(path), BASE_KEY: ConfigDict(merged)}
+        merged = Config._merge_a_into_b(_plain_dict(_load(base_path)), merged)
+    namespace = {'__file__': str(path), BASE_KEY: ConfigDict(merged),
+                 '__builtins__': config_builtins(str(path))}    # `opencompass.*` imports: names.py
     body = []
     for stmt in tree.body:
         if _is_read_base(stmt):
@@ -224,12 +228,34 @@ def _load_with_bases(path):
     return Config(Config._merge_a_into_b(child, merged), filename=str(path))
 
 
-def load_config(path):
-    """Returns an mmengine Config; raises ConfigError naming the file (and line) on failure."""
+def _load(path):
     path = Path(path).resolve()
     if not path.is_file():
         raise ConfigError('config file does not exist', file=path,
                           fix='pass the path of a Python config, e.g. configs/eval_scicode.py')
     if _base_node(_parse(path, path.read_text(encoding='utf-8'))) is None:
-        return _fromfile(path)
-    return _load_with_bases(path)
+        cfg = _fromfile(path)
+    else:
+        cfg = _load_with_bases(path)
+    try:
+        resolve_placeholders(cfg._cfg_dict)
+    except ConfigError as exc:
+        raise exc.within(file=path) from None
+    return cfg
+
+
+def load_config(path, backend=None, notes=None):
+    """Returns an mmengine Config; raises ConfigError naming the file (and line) on failure.
+
+    `opencompass.*` names in it never import OpenCompass (from_opencompass/names.py), and its
+    OpenCompass-shaped entries come back in this package's shape (from_opencompass/entries.py;
+    `backend`: the server of HuggingFace-type models that name none). What the user should know
+    of that translation is appended to `notes` (a list), if given."""
+    cfg = _load(path)
+    try:
+        lines = adopt(cfg, backend=backend)
+    except ConfigError as exc:
+        raise exc.within(file=Path(path).resolve()) from None
+    if notes is not None:
+        notes.extend(lines)
+    return cfg

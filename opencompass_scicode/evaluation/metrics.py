@@ -80,6 +80,8 @@ def score(problems, records, n=1, ks=()):
         'subproblem_total': scored_steps,
         **intervals(per_problem),          # 95%, bootstrap over problems (results/stats.py)
     }
+    # OpenCompass's names for the same two numbers, for its summarizer configs and users' scripts.
+    out['accuracy'], out['sub_accuracy'] = out['main_problem_resolve_rate'], out['subproblem']
     if n > 1:
         out['samples'] = n
         out['pass_at_k'] = _pass_at(per_problem, n, sorted({1, n, *(k for k in ks if 1 <= k <= n)}))

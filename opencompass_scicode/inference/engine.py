@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..errors import UserFacingError
+from ..models.base import ANSWER_LIMIT
 from ..predictions import record_key
 from ..utils.fingerprint import fingerprint
 from ..datasets.chain import code_chain
@@ -124,6 +125,7 @@ class Inferencer:
             raise
 
     async def _run_problem(self, part, problem, existing, sample=0):
+        ANSWER_LIMIT.set(part.infer_cfg.max_out_len)       # this task's own context (models/base.py)
         codes, state = {}, {'code_runner': self.code_runner, 'sample': sample}
         for step in problem.steps:
             if step.prefilled:

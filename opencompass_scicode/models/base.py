@@ -1,7 +1,20 @@
 """What every model offers the inference loop."""
 import asyncio
+import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Optional
+
+
+# The token limit of the dataset being answered (its infer_cfg max_out_len), set by the inference
+# loop around each problem's chain; where it is None, the model's own max_out_len applies (as in
+# OpenCompass, the dataset's inferencer decides). A context variable: one model answers several
+# datasets at once, each chain in an asyncio task of its own.
+ANSWER_LIMIT = contextvars.ContextVar('answer_limit', default=None)
+
+
+def answer_limit(own):
+    """The token limit for the answer being asked: the dataset's, else the model's `own`."""
+    return ANSWER_LIMIT.get() or own
 
 
 @dataclass

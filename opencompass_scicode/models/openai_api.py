@@ -15,7 +15,7 @@ import time
 
 from ..errors import ConfigError, UserFacingError
 from ..utils.secrets import resolve_key
-from .base import BaseModel, ChatTurn, Generation
+from .base import BaseModel, ChatTurn, Generation, answer_limit
 from .server import check_server
 
 DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
@@ -220,8 +220,8 @@ class OpenAIChatModel(BaseModel):
         if self.api == 'responses':
             return await self._request_responses(messages, tools)
         kwargs = {'model': self.path, 'messages': messages, 'temperature': self.temperature}
-        if self.max_out_len:
-            kwargs['max_tokens'] = self.max_out_len
+        if answer_limit(self.max_out_len):
+            kwargs['max_tokens'] = answer_limit(self.max_out_len)
         if tools:
             kwargs['tools'] = tools
         if self.extra_body:
@@ -249,8 +249,8 @@ class OpenAIChatModel(BaseModel):
         system = [m['content'] for m in messages if m['role'] == 'system']
         if system:
             kwargs['instructions'] = system[0]
-        if self.max_out_len:
-            kwargs['max_output_tokens'] = self.max_out_len
+        if answer_limit(self.max_out_len):
+            kwargs['max_output_tokens'] = answer_limit(self.max_out_len)
         if self.extra_body:
             kwargs['extra_body'] = self.extra_body
         if tools:

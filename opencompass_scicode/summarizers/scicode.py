@@ -20,6 +20,7 @@ import io
 import json
 import threading
 from collections import OrderedDict
+from typing import Optional
 
 from tabulate import tabulate
 
@@ -27,6 +28,7 @@ from ..errors import ConfigError
 from ..registry import to_plain
 from ..results import CATEGORIES
 from ..results.stats import paired_difference
+from .opencompass_table import check_shape, opencompass_table
 from .report import build_report
 
 MISSING, FAILED = '-', 'failed'
@@ -106,13 +108,18 @@ class SciCodeSummarizer:
     without the steps SciCode-Verified lists as defective (beside the official ones); report:
     also write summary/report_<timestamp>.html (report.py); layout: 'wide' (one row per model,
     a column group per dataset group), 'long' (one row per model and dataset group) or 'auto'
-    (wide for one dataset group, long for more)."""
+    (wide for one dataset group, long for more); dataset_abbrs, summary_groups: OpenCompass's
+    summarizer settings, for its table beside these (opencompass_table.py)."""
 
     SIDES = (('without', 'w/o bg'), ('with', 'w/ bg'))
     METRICS = (('main', 'main'), ('sub', 'sub-steps'))
 
     def __init__(self, plot: bool = True, known_defects: bool = True, report: bool = True,
-                 layout: str = 'auto'):
+                 layout: str = 'auto', dataset_abbrs: Optional[list] = None,
+                 summary_groups: Optional[list] = None):
+        check_shape(dataset_abbrs, summary_groups or [])
+        self.dataset_abbrs = dataset_abbrs
+        self.summary_groups = summary_groups or []
         if layout not in LAYOUTS:
             raise ConfigError(f'unknown layout {layout!r}', key='layout',
                               fix="use 'auto' (wide for one dataset group, long for more), 'wide' (one row "
@@ -219,6 +226,11 @@ class SciCodeSummarizer:
             title = (f'SciCode results: {_count(len(cfg["models"]), "model")} x '
                      f'{_count(len(groups), "dataset group")} (each w/o and w/ background), one row per combination')
         sections = [('results', title, header, body)]
+        if self.dataset_abbrs is not None or self.summary_groups:
+            sections.append(('opencompass', 'OpenCompass-style table (%; accuracy = main problems, sub_accuracy '
+                                            '= sub-steps)',
+                             *opencompass_table(cfg['models'], cfg['datasets'], collected, self.dataset_abbrs,
+                                                self.summary_groups)))
         for name, heading, (extra_header, extra_rows) in (
                 ('comparisons', 'Paired differences (percentage points, 95% interval over shared problems)',
                  self.comparisons(cfg, collected, groups)),
