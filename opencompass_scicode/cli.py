@@ -9,7 +9,8 @@ from pathlib import Path
 from rich.console import Console
 from tabulate import tabulate
 
-from .config import dump_config, fill_abbrs, load_config, validate_config
+from .config import dump_config, fill_abbrs, validate_config
+from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
 from .datasets.files import DEFAULT_DATA_DIR, prepare_data
 from .errors import ConfigError, UserFacingError
 from .partitioners import NaivePartitioner
@@ -59,6 +60,7 @@ def parse_args(argv, prog=None):
     p.add_argument('--compare', nargs='+', metavar='RUN',
                    help='show these runs beside this one in the report (timestamps in the work dir, '
                         'or paths of run directories), e.g. -m viz -r --compare 20260101_120000')
+    add_arguments(p)            # OpenCompass's --datasets/--models/--hf-path ... (config/from_opencompass/)
     args = p.parse_args(argv)
     if not args.slurm and (args.partition or args.qos or args.retry is not None):
         p.error('-p/--partition, -q/--qos and --retry go with --slurm')
@@ -275,14 +277,18 @@ def main(argv=None, prog=None):
 
 
 def _main(args):
-    if args.config is None:
+    loaded = config_from_args(args)      # a config file and/or OpenCompass's --datasets/--models/--hf-path
+    if loaded is None:
         if args.prepare_data:
             prepare_data(DEFAULT_DATA_DIR)
             console.print(f'SciCode data ready in {DEFAULT_DATA_DIR}/')
             return 0
-        raise ConfigError('no config file given', fix=f'{args.command} configs/eval_scicode.py')
-    cfg = load_config(args.config)
-    validate_config(cfg, file=args.config)
+        raise ConfigError('no config file given', fix=f'{args.command} configs/eval_scicode.py, or '
+                                                       f'{args.command} --datasets scicode_gen --models reference')
+    cfg, source, notes = loaded
+    for note in notes:
+        console.print(f'[cyan]note:[/] {note}', highlight=False, soft_wrap=True)
+    validate_config(cfg, file=source)
     fill_abbrs(cfg)
     if args.prepare_data:
         for path in sorted({ds.get('path', DEFAULT_DATA_DIR) for ds in cfg['datasets']}):
@@ -307,6 +313,8 @@ def _main(args):
         print(f'run directory: {run_dir.root} (outputs below are relative to it)')
         print_plan({stage: specs for stage, specs in plan.items() if specs}, {d.abbr: d for d in datasets},
                    {stage: runner for stage, (_, runner) in plans.items()}, run_dir.root)
+        for line in server_lines(cfg):
+            print(line)
         return 0
     for _, runner in plans.values():
         runner.check()          # e.g. Slurm's commands and partition: before any work is done

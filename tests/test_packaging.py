@@ -25,9 +25,10 @@ def wheel(tmp_path_factory):
     tmp = tmp_path_factory.mktemp('wheel')
     src = tmp / 'src'
     src.mkdir()
-    for name in ('setup.cfg', 'pyproject.toml', 'README.md'):
+    for name in ('setup.cfg', 'setup.py', 'MANIFEST.in', 'pyproject.toml', 'README.md'):
         shutil.copy2(ROOT / name, src / name)
-    shutil.copytree(PACKAGE, src / PACKAGE.name, ignore=shutil.ignore_patterns('__pycache__'))
+    for folder in (PACKAGE, ROOT / 'configs'):       # setup.py puts configs/ into the package
+        shutil.copytree(folder, src / folder.name, ignore=shutil.ignore_patterns('__pycache__'))
     cmd = [sys.executable, '-m', 'pip', 'wheel', '--no-deps', '--disable-pip-version-check', '-q',
            '-w', str(tmp / 'dist'), str(src)]
     # Without an installed bdist_wheel, pip fetches the build requirements into an isolated env.

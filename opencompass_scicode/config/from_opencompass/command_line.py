@@ -1,0 +1,168 @@
+"""OpenCompass's command line: `--datasets/--models/--summarizer NAME`, `--hf-path ...`.
+
+`run.py --datasets scicode_gen --models reference` builds the config from the
+named files (named.py), as OpenCompass's run.py does: a dataset file gives every
+variable whose name ends in `_datasets` (or in SUFFIX, for `NAME/SUFFIX`), a
+model file its `models`, a summarizer file its `summarizer`. `--hf-path PATH`
+with the `--hf-*` flags adds one HuggingFace-type model, served per task by
+`--hf-backend` (vllm unless named). With a config file too, what the flags name
+replaces that part of the config. Flags keep OpenCompass's spelling and meaning,
+except where its default deviates from the official harness (`--max-out-len`:
+256 there; here the dataset's limit, 4096) - a note says so.
+"""
+import shlex
+from pathlib import Path
+
+from mmengine.config import Config, DictAction
+
+from ...errors import ConfigError
+from ..loader import load_config
+from .entries import Notes, adopt
+from .named import config_roots, find_config
+from .names import OpenCompassName
+from .servers import BACKENDS
+
+MAX_OUT_LEN_NOTE = ("--max-out-len not given: each dataset's limit applies (4096 for SciCode's); OpenCompass's "
+                    "command line defaults to 256, which cuts most SciCode answers short (pass --max-out-len 256 "
+                    "to match it)")
+HF_FLAGS = ('model_kwargs', 'generation_kwargs', 'max_out_len', 'max_seq_len', 'batch_size', 'stop_words')
+
+
+def add_arguments(parser):
+    """OpenCompass's flags for building a config without a config file."""
+    group = parser.add_argument_group(
+        'OpenCompass-style', 'build the config from named files and flags, as OpenCompass\'s run.py does '
+                             '(with a config file, what they name replaces that part of it)')
+    group.add_argument('--datasets', nargs='+', metavar='NAME',
+                       help='dataset configs NAME.py under configs/datasets/ (recursively)')
+    group.add_argument('--models', nargs='+', metavar='NAME', help='model configs NAME.py under configs/models/')
+    group.add_argument('--summarizer', metavar='NAME', help='summarizer config NAME.py under configs/summarizers/')
+    group.add_argument('--config-dir', metavar='DIR',
+                       help='also search DIR/datasets, DIR/models, DIR/summarizers (after ./configs and the '
+                            'configs shipped with the package), e.g. an OpenCompass checkout\'s opencompass/configs')
+    group.add_argument('--hf-path', metavar='PATH', help='a HuggingFace model (name, directory or .gguf file), '
+                                                         'served per task')
+    group.add_argument('--hf-type', choices=('chat', 'base'), default='chat', help='chat (default) or base')
+    group.add_argument('--hf-num-gpus', type=int, default=1, metavar='N', help='GPUs of the model (default 1)')
+    group.add_argument('--hf-backend', '-a', '--accelerator', dest='hf_backend', choices=tuple(BACKENDS),
+                       help='the server of HuggingFace-type models (default vllm)')
+    group.add_argument('--model-kwargs', nargs='+', action=DictAction, default={}, metavar='K=V',
+                       help='server flags, e.g. trust_remote_code=True tensor_parallel_size=2')
+    group.add_argument('--generation-kwargs', nargs='+', action=DictAction, default={}, metavar='K=V',
+                       help='request settings, e.g. temperature=0.7 top_p=0.95')
+    group.add_argument('--max-out-len', type=int, metavar='N', help='token limit per answer (default: the '
+                                                                    "dataset's, 4096)")
+    group.add_argument('--max-seq-len', type=int, metavar='N', help="the server's context length")
+    group.add_argument('--batch-size', type=int, metavar='N', help='requests in flight (default 8)')
+    group.add_argument('--stop-words', nargs='+', default=[], metavar='WORD', help='stop sequences')
+
+
+def _hf_model(args, notes):
+    name = Path(args.hf_path).name
+    stem = name.rsplit('.', 1)[0] if Path(args.hf_path).is_file() else name
+    kind = 'HuggingFacewithChatTemplate' if args.hf_type == 'chat' else 'HuggingFaceBaseModel'
+    entry = dict(type=OpenCompassName(f'opencompass.models.{kind}', '--hf-type'), abbr=f'{stem}_hf',
+                 path=args.hf_path, model_kwargs=dict(args.model_kwargs),
+                 generation_kwargs=dict(args.generation_kwargs), run_cfg=dict(num_gpus=args.hf_num_gpus))
+    for flag in ('max_out_len', 'max_seq_len', 'batch_size', 'stop_words'):
+        if getattr(args, flag):
+            entry[flag] = getattr(args, flag)
+    if args.max_out_len is None:
+        notes.add(MAX_OUT_LEN_NOTE)
+    return entry
+
+
+def _entries(kind, names, roots, backend, notes):
+    """The entries of the named files, each file's in its own shape translated, with its name on errors."""
+    found = []
+    for name in names:
+        stem, _, suffix = name.partition('/')
+        path = find_config(stem, kind, roots)
+        lines = []
+        cfg = load_config(path, backend=backend, notes=lines)
+        for line in lines:
+            notes.add(line)
+        if kind == 'datasets':
+            wanted = suffix or '_datasets'
+            keys = [k for k in cfg.keys() if k.endswith(wanted) and isinstance(cfg[k], (list, tuple))]
+            entries = [d for k in keys for d in cfg[k]]
+        elif kind == 'models':
+            entries = list(cfg.get('models') or [])
+        else:
+            entries = [cfg[suffix or 'summarizer']] if (suffix or 'summarizer') in cfg else []
+        if not entries:
+            what = {'datasets': f'no variable ending in {suffix or "_datasets"!r}', 'models': 'no `models`',
+                    'summarizers': f'no {suffix or "summarizer"!r}'}[kind]
+            raise ConfigError(f'{what} in this file', file=path,
+                              fix=f'name a {kind[:-1]} config file (it defines {what[3:]})')
+        key = 'summarizer' if kind == 'summarizers' else kind
+        part = Config({key: entries[0] if kind == 'summarizers' else entries})
+        try:
+            lines = adopt(part, backend=backend)
+        except ConfigError as exc:
+            raise exc.within(file=path) from None
+        for line in lines:
+            notes.add(line)
+        found += [part[key]] if kind == 'summarizers' else list(part[key])
+    return found
+
+
+def wants_opencompass_cli(args):
+    return bool(args.datasets or args.models or args.summarizer or args.hf_path)
+
+
+def _check_flags(args):
+    if not args.hf_path:
+        given = [f'--{f.replace("_", "-")}' for f in HF_FLAGS if getattr(args, f)]
+        if given or (args.hf_backend and not (args.config or args.models)):
+            raise ConfigError(f'{", ".join(given) or "--hf-backend"} without --hf-path',
+                              fix='add --hf-path PATH (the model these flags describe)')
+
+
+def config_from_args(args):
+    """(cfg, what to name in errors, notes) from the config file and/or OpenCompass's flags; None when
+    neither is given."""
+    if args.config is None and not wants_opencompass_cli(args):
+        return None
+    _check_flags(args)
+    notes = Notes()
+    lines = []
+    if args.config:
+        cfg = load_config(args.config, backend=args.hf_backend, notes=lines)
+    else:
+        cfg = Config({})
+    for line in lines:
+        notes.add(line)
+    if not wants_opencompass_cli(args):
+        return cfg, args.config, notes.lines()
+    roots = config_roots(args.config_dir)
+    replaced = []
+    if args.datasets:
+        cfg['datasets'] = _entries('datasets', args.datasets, roots, args.hf_backend, notes)
+        replaced.append('datasets')
+    if args.models or args.hf_path:
+        models = _entries('models', args.models, roots, args.hf_backend, notes) if args.models else []
+        if args.hf_path:
+            hf = Config({'models': [_hf_model(args, notes)]})
+            for line in adopt(hf, backend=args.hf_backend):
+                notes.add(line)
+            models += list(hf['models'])
+        cfg['models'] = models
+        replaced.append('models')
+    if args.summarizer:
+        (cfg['summarizer'],) = _entries('summarizers', [args.summarizer], roots, args.hf_backend, notes)
+        replaced.append('summarizer')
+    if args.config:
+        notes.add(f'{args.config}: its {" and ".join(replaced)} replaced by the command line\'s')
+        return cfg, args.config, notes.lines()
+    for part, flag in (('datasets', '--datasets NAME'), ('models', '--models NAME or --hf-path PATH')):
+        if part not in cfg:
+            raise ConfigError(f'no {part}: without a config file, the command line names them',
+                              fix=f'add {flag} (or give a config file)')
+    return cfg, 'the command line (--datasets/--models/--hf-path)', notes.lines()
+
+
+def server_lines(cfg):
+    """For --dry-run: the exact command of each model server an inference task would start."""
+    return [f'{m.get("abbr")}: its inference task starts {shlex.join(m["server"]["command"])}'
+            for m in cfg.get('models') or () if isinstance(m, dict) and m.get('server')]
