@@ -77,7 +77,9 @@ def _entries(kind, names, roots, backend, notes):
     found = []
     for name in names:
         stem, _, suffix = name.partition('/')
-        path = find_config(stem, kind, roots)
+        path, hidden = find_config(stem, kind, roots)
+        if hidden:
+            notes.add(f'{name}: {path} is used; also found (searched later): {", ".join(map(str, hidden))}')
         lines = []
         cfg = load_config(path, backend=backend, notes=lines)
         for line in lines:

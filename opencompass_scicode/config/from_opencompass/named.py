@@ -51,14 +51,15 @@ def _files(root, kind):
 
 
 def find_config(name, kind, roots):
-    """The one `name.py` of `kind` ('datasets', 'models', 'summarizers'); ConfigError naming the
-    candidates when there is none or more than one."""
+    """(the one `name.py` of `kind` ('datasets', 'models', 'summarizers'), the files of that name in
+    later roots, which it hides); ConfigError naming the candidates when there is none or more
+    than one."""
     flag = f'--{kind[:-1] if kind == "summarizers" else kind}'
     stem = name[:-3] if name.endswith('.py') else name
-    for root in roots:
+    for i, root in enumerate(roots):
         matches = [p for p in _files(root, kind) if p.stem == stem]
         if len(matches) == 1:
-            return matches[0]
+            return matches[0], [p for later in roots[i + 1:] for p in _files(later, kind) if p.stem == stem]
         if matches:
             raise ConfigError(f'{flag} {name}: {len(matches)} files of that name under {root}: '
                               + ', '.join(str(p.relative_to(root)) for p in matches),
