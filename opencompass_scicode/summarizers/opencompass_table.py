@@ -110,12 +110,14 @@ def opencompass_table(models, datasets, collected, dataset_abbrs=None, summary_g
               for m in model_abbrs}
     group_modes = {}
     for group in summary_groups or ():
-        members = {modes.get(s if isinstance(s, str) else s[0]) for s in group['subsets']}
-        group_modes[group['name']] = members.pop() if len(members) == 1 else 'mixed'
         for m in model_abbrs:
             found = _group_scores(group, scores[m])
             if found is not None:
                 scores[m].setdefault(group['name'], {}).update(found)
+                # a group no model has all the subsets of is no row, as in OpenCompass
+                members = {modes.get(s if isinstance(s, str) else s[0]) for s in group['subsets']}
+                group_modes[group['name']] = members.pop() if len(members) == 1 else 'mixed'
+
     known = {**modes, **group_modes}
 
     def metrics_of(abbr):
