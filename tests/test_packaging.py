@@ -107,3 +107,40 @@ def test_installed_wheel_runs_from_a_directory_with_only_configs(wheel, tmp_path
     proc = run(command, 'configs/eval_scicode.py', '--dry-run', '-w', tmp_path / 'w')
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert 'scicode_validation_with_background' in proc.stdout and 'reference' in proc.stdout
+
+
+def test_wheel_ships_the_configs_inside_the_package(wheel):
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+    shipped = {f'{PACKAGE.name}/configs/{p.relative_to(ROOT / "configs")}' for p in _source_files(ROOT / 'configs')}
+    assert f'{PACKAGE.name}/configs/datasets/scicode/scicode_gen.py' in shipped
+    assert sorted(shipped - names) == []
+
+
+@pytest.mark.slow
+def test_opencompass_style_command_works_from_an_empty_directory(wheel, tmp_path, official_data):
+    """`opencompass-scicode --datasets scicode_gen --models reference`: the names are found in the
+    configs the wheel ships, with no configs/ where it runs. The wheel goes into a directory of its
+    own, first on the path; the dependencies come from this interpreter."""
+    target = tmp_path / 'installed'
+    proc = subprocess.run([sys.executable, '-m', 'pip', 'install', '--no-deps', '--target', str(target),
+                           '--disable-pip-version-check', '-q', str(wheel)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    empty = tmp_path / 'empty'
+    (empty / 'data').mkdir(parents=True)
+    (empty / 'data' / 'scicode').symlink_to(official_data)      # the data, fetched once; no configs
+    env = dict(os.environ, PYTHONPATH=str(target))
+
+    def run(*args):
+        return subprocess.run([*map(str, args)], cwd=empty, env=env, capture_output=True, text=True, timeout=600)
+
+    proc = run(sys.executable, '-c', 'import opencompass_scicode.config.from_opencompass.named as n; '
+                                     'print(n.__file__); print(n.shipped_configs())')
+    assert proc.returncode == 0, proc.stderr
+    for line in proc.stdout.split():
+        assert Path(line).resolve().is_relative_to(target.resolve()), line
+    proc = run(target / 'bin' / 'opencompass-scicode', '--datasets', 'scicode_gen', '--models', 'reference',
+               '--dry-run', '-w', tmp_path / 'w')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'infer/reference' in proc.stdout and 'eval/reference/scicode_validation_with_background' in proc.stdout
+    assert sorted(p.name for p in empty.iterdir()) == ['data']
