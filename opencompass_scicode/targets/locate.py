@@ -97,6 +97,52 @@ def plan_targets(dataset):
     raise DataError(_h5_missing_message(dataset))
 
 
+def uncovered_steps(dataset, h5_path):
+    """[(step_id, what is missing)] for the scored steps of `dataset` that the targets file cannot
+    score: no entry for the step, or fewer test groups than the step has tests."""
+    import h5py
+    out = []
+    with h5py.File(h5_path, 'r') as fh:
+        for problem in dataset.problems:
+            for step in problem.scored_steps:
+                needed = len(step.test_cases)
+                group = fh.get(step.step_id)
+                if not isinstance(group, h5py.Group):
+                    out.append((step.step_id, 'no entry'))
+                    continue
+                present = sum(isinstance(group.get(f'test{k}'), h5py.Group) for k in range(1, needed + 1))
+                if present < needed:
+                    out.append((step.step_id, f'{present} of its {needed} tests'))
+    return out
+
+
+def check_coverage(dataset):
+    """Before any request: the targets file covers every scored step of `dataset`, with every test
+    it needs. Otherwise each uncovered step would only end as an `eval_error`, after its answer was
+    paid for. Regenerated targets are complete by construction (the targets task fills them)."""
+    kind, path = plan_targets(dataset)
+    if kind == 'regenerated':
+        return
+    try:
+        missing = uncovered_steps(dataset, path)
+    except OSError as exc:
+        raise DataError(f'dataset {dataset.abbr!r}: the targets file {path} cannot be read as HDF5 ({exc}).\n'
+                        f'  fix: download {H5_NAME} again (sha256 {H5_SHA256[:12]}...) or correct h5py_file') from None
+    if not missing:
+        return
+    total = dataset.scored_step_count
+    shown = ', '.join(f'{sid} ({why})' for sid, why in missing[:5])
+    if len(missing) > 5:
+        shown += f' and {len(missing) - 5} more'
+    raise DataError(
+        f'dataset {dataset.abbr!r} (split {dataset.split!r}): the targets file {path} does not cover '
+        f'{len(missing)} of its {total} scored steps: {shown}. Nothing was asked of any model: those '
+        f'steps could not be scored.\n'
+        f'  fix: use the official {H5_NAME} (sha256 {H5_SHA256[:12]}...), which covers every split; or '
+        f'keep to the problems this file covers with sample_ids; for an offline check of the pipeline, '
+        f'a stand-in file: python -m opencompass_scicode.targets.standin FILE')
+
+
 def untried_steps(dataset, h5_path):
     """Scored steps of `dataset` that regeneration into `h5_path` has not tried yet."""
     report = read_report(h5_path)
