@@ -132,7 +132,7 @@ def test_coverage_check_names_missing_steps_and_missing_tests(tmp_path, standin_
     with pytest.raises(DataError) as info:
         check_coverage(SciCodeDataset(path=str(DATA), split='test', h5py_file=only_validation))
     message = str(info.value)
-    assert 'does not cover 288 of its 288 scored steps' in message and '(no entry)' in message
+    assert 'do not cover 288 of its 288 scored steps' in message and '(no entry)' in message
     assert 'and 283 more' in message and 'fix:' in message
     # a file that lacks one test of one step
     short = tmp_path / 'short.h5'
@@ -277,7 +277,7 @@ def test_targets_that_miss_the_split_stop_before_any_request(tmp_path, quick_gol
     work = tmp_path / 'w'
     proc = run_cli([cfg, '-w', work])
     assert proc.returncode == 2, proc.stderr[-3000:]
-    assert 'does not cover 288 of its 288 scored steps' in ' '.join(proc.stderr.split())
+    assert 'do not cover 288 of its 288 scored steps' in ' '.join(proc.stderr.split())
     assert quick_gold_server.log == [] and not work.exists()
 
 

@@ -359,6 +359,10 @@ class SciCodeSummarizer:
         if any(isinstance(v, dict) and v.get('targets') == 'regenerated' for v in collected.values()):
             notes.append('targets "regenerated": validation targets rebuilt from the gold code because '
                          'the official test_data.h5 is absent; not the official file.')
+        if any(isinstance(v, dict) and v.get('targets') == 'opencompass-per-step' for v in collected.values()):
+            notes.append('targets "opencompass-per-step": OpenCompass\'s one file per step (its '
+                         'scicode_test_data.zip), read as the official layout; no official checksum exists '
+                         'for these files.')
         if any(isinstance(v, dict) and v.get('subproblem_not_scored') for v in collected.values()):
             notes.append('"N steps not scored": the harness could not run these steps (eval_error, e.g. '
                          'no targets for them); the rates count them as failed. Their messages are in the '
