@@ -205,6 +205,8 @@ def test_split_all_both_settings_dummy_and_api_model(tmp_path, standin_targets, 
             verdicts = statuses(res)
             assert set(verdicts) == set(all_steps)           # 338 scored + 3 prefilled, each once
             assert {sid for sid, v in verdicts.items() if v == 'skipped'} == set(PREFILLED)
+            for record in (x for p in res['problems'] for x in p['steps'] if x['step_id'] in PREFILLED):
+                assert record['tests'] == [] and record['answer'] == {} and record['category'] == 'skipped'
             assert res['subproblem_not_scored'] == 0 and 'eval_error' not in verdicts.values()
             # every later step of 13, 62 and 76 was answered and run, none is "no prediction"
             for pid, after in (('13', 7), ('62', 2), ('76', 4)):
