@@ -93,7 +93,7 @@ def _resolve_run_dir(args, cfg):
 
 def preflight(cfg, stages):
     """Everything that can be checked before spending time or money: data, targets, models."""
-    from .targets.locate import plan_targets
+    from .targets.locate import check_coverage
     datasets = []
     for i, ds_cfg in enumerate(cfg['datasets']):
         key = f'datasets[{i}]'
@@ -103,7 +103,7 @@ def preflight(cfg, stages):
         except ConfigError as exc:
             raise exc.within(key=key) from None
         if 'eval' in stages:
-            plan_targets(dataset)
+            check_coverage(dataset)
         datasets.append(dataset)
     models = []
     if 'infer' not in stages:
@@ -335,9 +335,13 @@ def _main(args):
                 summarizer.prepare()
             statuses += run_stage(runner, run_dir, specs, stage, statuses)
         print_statuses(statuses)
-        summarizer.summarize(cfg, run_dir, **({'compare': compare} if compare else {}))
+        summary = summarizer.summarize(cfg, run_dir, **({'compare': compare} if compare else {})) or {}
     finally:
         lock.release()
     if any(s.state == 'interrupted' for s in statuses):
         return EXIT_INTERRUPTED
-    return 0 if all(s.ok for s in statuses) else EXIT_TASK_FAILED
+    not_scored = summary.get('not_scored') or {}
+    if not_scored:
+        console.print('[bold red]error:[/] steps could not be scored (eval_error), counted as failed: '
+                      + ', '.join(f'{where}: {n}' for where, n in not_scored.items()), highlight=False)
+    return 0 if all(s.ok for s in statuses) and not not_scored else EXIT_TASK_FAILED

@@ -16,6 +16,7 @@ REGISTRY = {
     'ReferenceModel': 'opencompass_scicode.models.ReferenceModel',
     'DummyModel': 'opencompass_scicode.models.DummyModel',
     'GeneratedCodeModel': 'opencompass_scicode.models.GeneratedCodeModel',
+    'OpenCompassPredictions': 'opencompass_scicode.models.OpenCompassPredictions',
     'OpenAIChatModel': 'opencompass_scicode.models.OpenAIChatModel',
     'SciCodeDataset': 'opencompass_scicode.datasets.SciCodeDataset',
     'SciCodeEvaluator': 'opencompass_scicode.evaluation.SciCodeEvaluator',

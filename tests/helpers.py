@@ -120,3 +120,37 @@ def wait_until_gone(text, timeout=15.0):
             return time.monotonic() - start
         time.sleep(0.1)
     raise AssertionError(f'still running after {timeout} s: {processes_mentioning(text)}')
+
+
+# ------------------------------------------------------------ whole runs of run.py
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(args, cwd=ROOT, timeout=900, env=None):
+    """`python run.py ARGS` in a process of its own; the CompletedProcess (text output)."""
+    import os
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, str(ROOT / 'run.py'), *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, **env) if env else None)
+
+
+def only_run(work):
+    """The one run directory in the work dir `work`."""
+    (run_dir,) = [p for p in Path(work).iterdir() if p.is_dir()]
+    return run_dir
+
+
+def results(run_dir, model, dataset):
+    return json.loads((Path(run_dir) / 'results' / model / f'{dataset}.json').read_text())
+
+
+def statuses(res):
+    """{step_id: status} of a results file, prefilled steps included."""
+    return {s['step_id']: s['status'] for p in res['problems'] for s in p['steps']}
+
+
+def predictions(run_dir, model, dataset):
+    lines = (Path(run_dir) / 'predictions' / model / f'{dataset}.jsonl').read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]

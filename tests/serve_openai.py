@@ -5,9 +5,11 @@ is signalled, and writes what happens to its stdout (which the task sends to
 the server log). Options make it misbehave the ways real servers do:
 --load-time (seconds before it listens), --not-ready (GET /v1/models answers
 503 forever), --child (starts a process of its own, as vLLM starts workers,
-that only a signal to the whole process group reaches), --ignore-sigterm.
+that only a signal to the whole process group reaches), --ignore-sigterm, --env-digest
+(exit unless an environment variable holds the expected secret).
 """
 import argparse
+import hashlib
 import os
 import signal
 import subprocess
@@ -31,8 +33,15 @@ def main():
     parser.add_argument('--not-ready', action='store_true', help='GET /v1/models answers 503')
     parser.add_argument('--child', action='store_true', help='start a long-lived child process')
     parser.add_argument('--ignore-sigterm', action='store_true')
+    parser.add_argument('--env-digest', action='append', default=[], metavar='NAME:SHA256',
+                        help='exit at once unless $NAME has this sha256 (a secret reached the server)')
     args = parser.parse_args()
     print(f'server pid {os.getpid()} pgid {os.getpgrp()}', flush=True)
+    for item in args.env_digest:
+        name, _, digest = item.partition(':')
+        if hashlib.sha256(os.environ.get(name, '').encode()).hexdigest() != digest:
+            print(f'${name} is not the expected secret', flush=True)
+            sys.exit(4)
     if args.ignore_sigterm:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     else:

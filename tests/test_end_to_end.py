@@ -181,6 +181,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(official_data, tmp_path):
 
 
 def test_failed_task_makes_exit_status_nonzero_and_shows_in_summary(official_data, tmp_path):
+    # A targets file that is no HDF5 file is refused before any work (the coverage check).
     bad_h5 = tmp_path / 'broken.h5'
     bad_h5.write_text('not hdf5')
     datasets = f'''
@@ -190,6 +191,12 @@ def test_failed_task_makes_exit_status_nonzero_and_shows_in_summary(official_dat
     '''
     work = tmp_path / 'w'
     proc = run([config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", datasets=datasets), '-w', work])
+    assert proc.returncode == 2 and 'cannot be read as HDF5' in ' '.join(proc.stderr.split()) and not work.exists()
+    # An evaluation task that fails (it cannot write its results file) fails the run.
+    cfg = config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", sample_ids=['1'], name='ok.py')
+    assert run([cfg, '-w', work, '-m', 'infer']).returncode == 0
+    (only_run(work) / 'results' / 'ref' / 'val_bg.json').mkdir(parents=True)
+    proc = run([cfg, '-w', work, '-r'])
     assert proc.returncode == 1
     summary = next((only_run(work) / 'summary').glob('*.txt')).read_text()
     assert 'failed' in summary and '100.0 (1/1)' in summary

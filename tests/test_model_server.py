@@ -231,12 +231,42 @@ def test_a_run_with_a_started_server_scores_and_leaves_nothing_running(official_
     pids = pids_in(text)
     assert len(pids) == 2 and alive(pids) == []
     settings = predictions(run_dir, 'val')[0]['settings']['model']
-    assert settings['server'] == command and 'base_url' not in settings
+    # the command as given, its secret (the key after --key) redacted
+    assert settings['server'] == [a if a != KEY else '<redacted>' for a in command] and 'base_url' not in settings
     # -r: the predictions are not stale (a new port would be another base_url); nothing is started again
     proc = run([cfg, '-w', work, '-r'])
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert 'skipped' in proc.stdout and 'other settings' not in proc.stderr
     assert [line.startswith('--- ') for line in server_log.read_text().splitlines()].count(True) == 1
+
+
+@pytest.mark.slow
+def test_secrets_of_a_server_reach_the_server_and_no_file_of_the_run(official_data, tmp_path):
+    """A key in the server's command (after --key) and a token in its env, the key also as key=:
+    the server gets both, and no file the run writes holds either (the server's own output file
+    is the server's business)."""
+    import hashlib
+    token = 'hf_SECRET_token_0123456789abcdef'
+    work = tmp_path / 'w'
+    command = SERVE + ['--data', str(DATA), '--key', KEY,
+                       '--env-digest', f'HF_TOKEN:{hashlib.sha256(token.encode()).hexdigest()}']
+    server = dict(command=command, ready_timeout=60, env={'HF_TOKEN': token})
+    cfg = write_config(tmp_path, SimpleNamespace(base_url=None), model=dict(server=server), both=False,
+                       sample_ids=['1'])
+    assert KEY in cfg.read_text() and token in cfg.read_text()
+    for args in ([cfg, '-w', work], [cfg, '-w', work, '-r'], [cfg, '-w', work, '--dry-run']):
+        proc = run(args)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert KEY not in proc.stdout + proc.stderr and token not in proc.stdout + proc.stderr
+    run_dir = only_run(work)
+    assert statuses(results(run_dir, 'val')) == {'1.1': 'pass'}     # the server got key and token
+    server_log = run_dir / 'logs' / 'infer' / 'api.server.log'
+    written = [p for p in run_dir.rglob('*') if p.is_file() and p != server_log]
+    assert {p.relative_to(run_dir).parts[0] for p in written} >= {'configs', 'logs', 'predictions', 'results'}
+    for path in written:
+        data = path.read_bytes()
+        assert KEY.encode() not in data and token.encode() not in data, path
+    assert b'<redacted>' in (run_dir / 'configs' / f'{run_dir.name}.py').read_bytes()
 
 
 @pytest.mark.slow

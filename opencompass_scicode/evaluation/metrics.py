@@ -78,6 +78,9 @@ def score(problems, records, n=1, ks=()):
         'main_problem_total': len(problems) * n,
         'subproblem_correct': correct_steps,
         'subproblem_total': scored_steps,
+        # Steps the harness could not score (eval_error): counted as failed in the rates, and
+        # shown beside them, so that a run that scored nothing never reads as a score of 0.
+        'subproblem_not_scored': categories.get('eval_error', 0),
         **intervals(per_problem),          # 95%, bootstrap over problems (results/stats.py)
     }
     # OpenCompass's names for the same two numbers, for its summarizer configs and users' scripts.

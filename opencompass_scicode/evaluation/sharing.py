@@ -14,6 +14,7 @@ import socket
 from pathlib import Path
 
 from ..utils.workdir import write_json_atomic
+from ..utils.fingerprint import fingerprint
 
 
 def program_key(job, targets_identity, verdict_settings):
@@ -26,8 +27,13 @@ def program_key(job, targets_identity, verdict_settings):
 
 
 def targets_identity(path):
+    """What a verdict's targets were: the file (or, per step, the folder of files) as it is now."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in path.glob('*.h5'))
+        return {'path': str(path.resolve()), 'files': fingerprint(files)}
     stat = os.stat(path)
-    return {'path': str(Path(path).resolve()), 'size': stat.st_size, 'mtime_ns': stat.st_mtime_ns}
+    return {'path': str(path.resolve()), 'size': stat.st_size, 'mtime_ns': stat.st_mtime_ns}
 
 
 HOST = socket.gethostname()

@@ -2,6 +2,7 @@
 import asyncio
 import json
 import queue
+import threading
 
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
 
@@ -15,14 +16,19 @@ class CodeInterpreter:
         self.executor_name = executor
         self._executor = None
         self._slots = None
+        self._starting = threading.Lock()
 
     def _start(self):
-        if self._executor is None:
-            self._executor = EXECUTORS[self.executor_name](self.limits, workers=self.workers)
-            self._executor.start()
-            self._slots = queue.Queue()
-            for slot in range(self.workers):
-                self._slots.put(slot)
+        # Several steps' first tool calls arrive at once, each from a thread of its own: one
+        # starts the workers, the others wait for it (and never see a half-made interpreter).
+        with self._starting:
+            if self._executor is None:
+                executor = EXECUTORS[self.executor_name](self.limits, workers=self.workers)
+                executor.start()
+                self._slots = queue.Queue()
+                for slot in range(self.workers):
+                    self._slots.put(slot)
+                self._executor = executor
 
     def run_code(self, code, timeout=None):
         """timeout: seconds for this snippet (each dataset has its own); None: the interpreter's."""

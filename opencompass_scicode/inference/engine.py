@@ -18,7 +18,7 @@ from ..utils.fingerprint import fingerprint
 from ..datasets.chain import code_chain
 from ..prompts import build_chat_prompt, build_prompt
 from .extract import extract_code
-from .modes import CHAT_EARLIER_STEPS, GENERATORS
+from .modes import CHAT_EARLIER_STEPS, CHAT_GIVEN_STEPS, GENERATORS
 from .settings import InferConfig
 
 
@@ -166,7 +166,7 @@ class Inferencer:
                         created_at=_now())
         if mode == 'chat' and 'messages' in state:
             prompt = build_chat_prompt(dataset.template, problem, step.index, dataset.with_bg,
-                                       CHAT_EARLIER_STEPS)
+                                       CHAT_EARLIER_STEPS, _given_before(problem, step, prior), CHAT_GIVEN_STEPS)
         else:
             prompt = build_prompt(dataset.template, problem, step.index, [c or '' for c in prior],
                                   dataset.with_bg)
@@ -190,6 +190,14 @@ class Inferencer:
             if key in out:
                 record[key] = out[key]
         return record
+
+
+def _given_before(problem, step, prior):
+    """[(step, code)] of the prefilled steps right before `step` (their code is in no chat turn)."""
+    first = step.index - 1
+    while first > 0 and problem.steps[first - 1].prefilled:
+        first -= 1
+    return [(s, c or '') for s, c in zip(problem.steps[first:step.index - 1], prior[first:])]
 
 
 def _now():

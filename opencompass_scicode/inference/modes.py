@@ -12,6 +12,7 @@ import json
 from ..models.base import GenerationRequest
 
 CHAT_EARLIER_STEPS = 'The earlier steps of this problem, with your code for them, are in the conversation above.'
+CHAT_GIVEN_STEPS = 'The step(s) after them, with their code given by the benchmark:'
 
 TOOL_USE_NOTE = (
     '\n\nYou may run Python code with the `code_interpreter` tool (argument `code`) to check your '

@@ -3,7 +3,8 @@ from .base import BaseModel, ChatTurn, Generation, GenerationRequest, StepChatMi
 from .dummy import DummyModel
 from .generated_code import GeneratedCodeModel
 from .openai_api import OpenAIChatModel
+from .opencompass_predictions import OpenCompassPredictions
 from .reference import ReferenceModel
 
 __all__ = ['BaseModel', 'ChatTurn', 'DummyModel', 'GeneratedCodeModel', 'Generation', 'GenerationRequest',
-           'OpenAIChatModel', 'ReferenceModel', 'StepChatMixin']
+           'OpenAIChatModel', 'OpenCompassPredictions', 'ReferenceModel', 'StepChatMixin']

@@ -14,7 +14,7 @@ import re
 import time
 
 from ..errors import ConfigError, UserFacingError
-from ..utils.secrets import resolve_key
+from ..utils.secrets import redacted_server, resolve_key
 from .base import BaseModel, ChatTurn, Generation, answer_limit
 from .server import check_server
 
@@ -122,7 +122,9 @@ class OpenAIChatModel(BaseModel):
 
     def settings(self):
         # A started server gets a new port each time: its command (with '{port}' in it) names it.
-        where = {'server': self.server['command']} if self.server else {'base_url': self.base_url}
+        # Its secrets are <redacted>, the same whether given literally or moved to the environment.
+        where = ({'server': redacted_server(self.server, {self._key})['command']} if self.server
+                 else {'base_url': self.base_url})
         return {'type': 'OpenAIChatModel', 'path': self.path, **where,
                 'temperature': self.temperature, 'max_out_len': self.max_out_len,
                 'system_prompt': self.system_prompt, 'extra_body': self.extra_body, 'api': self.api}

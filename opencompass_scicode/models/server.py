@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, UserFacingError
 from ..utils.procs import process_table
+from ..utils.secrets import resolve_server_secrets
 
 PORT = '{port}'
 GUARD = Path(__file__).with_name('server_guard.py')
@@ -122,6 +123,8 @@ class ModelServer:
 
     @property
     def argv(self):
+        """The command with its port, as logs and messages show it: secrets stay references
+        (`{env:VAR}`, utils/secrets.py); only the started process gets their values."""
         return [arg.replace(PORT, str(self.port)) for arg in self.command]
 
     def __enter__(self):
@@ -150,8 +153,9 @@ class ModelServer:
         try:
             # The session's leader is a guard that stops the group if this process dies outright.
             guard = [sys.executable, '-I', '-S', str(GUARD), str(os.getpid()), str(self.stop_grace)]
-            self.proc = subprocess.Popen(guard + argv, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=subprocess.STDOUT, env=dict(os.environ, **self.env),
+            real_argv, real_env = resolve_server_secrets(argv, self.env)
+            self.proc = subprocess.Popen(guard + real_argv, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, env=dict(os.environ, **real_env),
                                          start_new_session=True)
         except OSError as exc:
             raise ModelServerError(f'model server {shlex.join(argv)} could not start: {exc}') from None

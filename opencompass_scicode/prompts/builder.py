@@ -39,9 +39,14 @@ def build_prompt(template, problem, step_index, prior_codes, with_bg):
     )
 
 
-def build_chat_prompt(template, problem, step_index, with_bg, earlier_steps_note):
-    """A later turn of the chat mode: the earlier steps are already in the conversation."""
+def build_chat_prompt(template, problem, step_index, with_bg, earlier_steps_note, given=(), given_note=''):
+    """A later turn of the chat mode: the earlier steps are already in the conversation, except
+    prefilled steps (13.6, 62.1, 76.3), never asked, whose code no turn holds: `given` is
+    [(step, code)] of those right before this one, shown after `given_note`."""
     text = earlier_steps_note if step_index > 1 else ''
+    if given:
+        steps, codes = zip(*given)
+        text += f'\n\n{given_note}\n\n' + previous_steps_text(steps, codes, with_bg)
     return template.format(problem_steps_str=text,
                            next_step_str=next_step_text(problem.steps[step_index - 1], with_bg),
                            dependencies=problem.dependencies)

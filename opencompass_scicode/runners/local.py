@@ -1,5 +1,6 @@
 """Runs tasks as local processes, with live progress (runners/base.py)."""
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -27,22 +28,42 @@ class LocalRunner(BaseRunner):
 
     def __init__(self, max_num_workers=2, debug=False):
         super().__init__(max_num_workers, debug)
-        self._child_ended = threading.Event()
+        self._wakeup = None         # read end of the pipe SIGCHLD writes to, while launching
 
     def launch(self, specs, title=''):
         # A task that ends wakes the loop at once (SIGCHLD) rather than at its next look: the
-        # tasks that wait for it, and the run's end, come that much sooner.
+        # tasks that wait for it, and the run's end, come that much sooner. The signal only
+        # writes a byte to a pipe (set_wakeup_fd, done by the interpreter in C): a handler that
+        # took a lock (threading.Event.set) could land while the loop holds that same lock and
+        # stop the run for good.
         if threading.current_thread() is not threading.main_thread():
             return super().launch(specs, title)
-        previous = signal.signal(signal.SIGCHLD, lambda signum, frame: self._child_ended.set())
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        os.set_blocking(write_fd, False)
+        previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+        previous = signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        self._wakeup = read_fd
         try:
             return super().launch(specs, title)
         finally:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL if previous is None else previous)
+            signal.set_wakeup_fd(previous_fd)
+            self._wakeup = None
+            os.close(read_fd)
+            os.close(write_fd)
 
     def pause(self):
-        self._child_ended.wait(self.poll_interval)
-        self._child_ended.clear()
+        if self._wakeup is None:
+            time.sleep(self.poll_interval)
+            return
+        ready, _, _ = select.select([self._wakeup], [], [], self.poll_interval)
+        if ready:
+            try:
+                while os.read(self._wakeup, 512):
+                    pass
+            except BlockingIOError:
+                pass
 
     def start(self, spec, parallel):
         log_path = Path(spec.log_path)

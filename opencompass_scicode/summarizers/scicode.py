@@ -84,7 +84,15 @@ def _cell(results, metric):
     text = f'{results[rate]:.1f} ({results[num]}/{results[den]})'
     if results.get(ci):
         text += f' [{results[ci][0]:.0f}-{results[ci][1]:.0f}]'
+    if results.get('subproblem_not_scored'):
+        text += f'; {not_scored_text(results)}'
     return text
+
+
+def not_scored_text(results):
+    """`N steps not scored`: beside a rate, so that unscored steps never read as a low score."""
+    n = results.get('subproblem_not_scored') or 0
+    return f'{n} step{"" if n == 1 else "s"} not scored' if n else ''
 
 
 def _cost(price, prompt_tokens, completion_tokens):
@@ -276,7 +284,9 @@ class SciCodeSummarizer:
             print('summary written to:\n  ' + '\n  '.join(map(str, written)))
             if report:
                 print(f'open the report in a browser: {report}')
-        return {'header': header, 'rows': body, 'files': [str(p) for p in written]}
+        return {'header': header, 'rows': body, 'files': [str(p) for p in written],
+                'not_scored': {f'{m} / {d}': v['subproblem_not_scored'] for (m, d), v in collected.items()
+                               if isinstance(v, dict) and v.get('subproblem_not_scored')}}
 
     @staticmethod
     def comparisons(cfg, collected, groups):
@@ -361,6 +371,14 @@ class SciCodeSummarizer:
         if any(isinstance(v, dict) and v.get('targets') == 'regenerated' for v in collected.values()):
             notes.append('targets "regenerated": validation targets rebuilt from the gold code because '
                          'the official test_data.h5 is absent; not the official file.')
+        if any(isinstance(v, dict) and v.get('targets') == 'opencompass-per-step' for v in collected.values()):
+            notes.append('targets "opencompass-per-step": OpenCompass\'s one file per step (its '
+                         'scicode_test_data.zip), read as the official layout; no official checksum exists '
+                         'for these files.')
+        if any(isinstance(v, dict) and v.get('subproblem_not_scored') for v in collected.values()):
+            notes.append('"N steps not scored": the harness could not run these steps (eval_error, e.g. '
+                         'no targets for them); the rates count them as failed. Their messages are in the '
+                         'results files and the report. The run exits non-zero.')
         if any(v == FAILED for v in collected.values()):
             notes.append('"failed": the task producing this result failed; see status.json and logs/.')
         if any(v == MISSING for v in collected.values()):

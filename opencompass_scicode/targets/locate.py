@@ -2,6 +2,8 @@
 
 - `official`: the official test_data.h5 (explicit `h5py_file`, or found in the data dir).
 - `custom`: an explicit `h5py_file` whose checksum is not the official one.
+- `opencompass-per-step`: OpenCompass's layout, one file per step (per_step.py): a directory
+  (`h5py_file=`, or `test_data/` in the data dir) or OpenCompass's zip of it.
 - `regenerated`: validation split without the official file: targets rebuilt
   from the gold code (evaluation/regenerate.py), cached in the data dir under a
   key of the data and library versions.
@@ -18,6 +20,7 @@ from typing import Optional
 from ..datasets.files import H5_NAME, H5_SHA256, find_official_h5, sha256_of
 from ..errors import DataError
 from ..utils.fingerprint import fingerprint
+from . import per_step
 
 # Part of the cache key: bump it when regeneration changes what it records.
 REGENERATOR_VERSION = 1
@@ -30,14 +33,20 @@ class Targets:
     step_ids: frozenset = frozenset()
     report: Optional[dict] = None   # regeneration outcome per step
 
+    def file_for(self, step_id):
+        """The HDF5 file holding the step's targets."""
+        return per_step.step_file(self.path, step_id) if self.kind == per_step.KIND else self.path
+
 
 def _h5_missing_message(dataset):
     return (f'dataset {dataset.abbr!r} (split {dataset.split!r}) needs the official test targets, '
             f'{H5_NAME} (about 1 GB, sha256 {H5_SHA256[:12]}...), which is not in {dataset.data_dir}/.\n'
             f'  fix: download test_data.h5 from the Google Drive folder linked in the official SciCode '
             f'README (OpenCompass also mirrors it in a zip) and put it at {dataset.data_dir / H5_NAME}, '
-            f'or set h5py_file=\'/path/to/test_data.h5\' in the dataset config. Without it only the '
-            f'validation split can be scored (with regenerated targets).')
+            f'or set h5py_file=\'/path/to/test_data.h5\' in the dataset config. OpenCompass\'s '
+            f'{per_step.ZIP_NAME} works too: unpack it to {dataset.data_dir / per_step.DIR_NAME}/ or name '
+            f'the zip or the folder with h5py_file=. Without targets only the validation split can be '
+            f'scored (with regenerated targets).')
 
 
 def _official_sha_matches(path):
@@ -85,16 +94,90 @@ def plan_targets(dataset):
     """(kind, path) without doing any expensive work; raises DataError if impossible."""
     if dataset.h5py_file:
         path = Path(dataset.h5py_file)
+        if path.is_dir():
+            if not per_step.is_per_step_dir(path):
+                raise DataError(f'dataset {dataset.abbr!r}: h5py_file {path} is a folder without '
+                                f'<step_id>.h5 files.\n  fix: name test_data.h5, or the folder '
+                                f'OpenCompass\'s {per_step.ZIP_NAME} unpacks to')
+            return per_step.KIND, path
         if not path.is_file():
             raise DataError(f'dataset {dataset.abbr!r}: h5py_file {path} does not exist.\n'
                             f'  fix: correct the path, or remove h5py_file to use {dataset.data_dir / H5_NAME}')
+        if path.suffix == '.zip':
+            return per_step.KIND, per_step.unpacked(path, dataset.data_dir)
         return 'official', path
     found = find_official_h5(dataset.data_dir)
     if found:
         return 'official', found
+    folder = per_step.found_in(dataset.data_dir)
+    if folder:
+        return per_step.KIND, folder
     if dataset.split == 'validation':
         return 'regenerated', regenerated_path(dataset)
     raise DataError(_h5_missing_message(dataset))
+
+
+def _gap(h5py, fh, step):
+    """What the open file lacks of `step`'s targets ('' when nothing)."""
+    needed = len(step.test_cases)
+    group = fh.get(step.step_id)
+    if not isinstance(group, h5py.Group):
+        return 'no entry'
+    present = sum(isinstance(group.get(f'test{k}'), h5py.Group) for k in range(1, needed + 1))
+    return f'{present} of its {needed} tests' if present < needed else ''
+
+
+def uncovered_steps(dataset, path):
+    """[(step_id, what is missing)] for the scored steps of `dataset` that the targets cannot
+    score: no entry (or no file, per step) for the step, or fewer test groups than it has tests."""
+    import h5py
+    path = Path(path)
+    steps = [s for p in dataset.problems for s in p.scored_steps]
+    if not path.is_dir():
+        with h5py.File(path, 'r') as fh:
+            return [(s.step_id, why) for s in steps if (why := _gap(h5py, fh, s))]
+    out = []
+    for step in steps:
+        file = per_step.step_file(path, step.step_id)
+        if not file.is_file():
+            out.append((step.step_id, f'no file {file.name}'))
+            continue
+        try:
+            with h5py.File(file, 'r') as fh:
+                why = _gap(h5py, fh, step)
+        except OSError:
+            why = f'{file.name} is no readable HDF5 file'
+        if why:
+            out.append((step.step_id, why))
+    return out
+
+
+def check_coverage(dataset):
+    """Before any request: the targets file covers every scored step of `dataset`, with every test
+    it needs. Otherwise each uncovered step would only end as an `eval_error`, after its answer was
+    paid for. Regenerated targets are complete by construction (the targets task fills them)."""
+    kind, path = plan_targets(dataset)
+    if kind == 'regenerated':
+        return
+    try:
+        missing = uncovered_steps(dataset, path)
+    except OSError as exc:
+        raise DataError(f'dataset {dataset.abbr!r}: the targets file {path} cannot be read as HDF5 ({exc}).\n'
+                        f'  fix: download {H5_NAME} again (sha256 {H5_SHA256[:12]}...) or correct h5py_file') from None
+    if not missing:
+        return
+    total = dataset.scored_step_count
+    shown = ', '.join(f'{sid} ({why})' for sid, why in missing[:5])
+    if len(missing) > 5:
+        shown += f' and {len(missing) - 5} more'
+    raise DataError(
+        f'dataset {dataset.abbr!r} (split {dataset.split!r}): the targets in {path} do not cover '
+        f'{len(missing)} of its {total} scored steps: {shown}. Nothing was asked of any model: those '
+        f'steps could not be scored.\n'
+        f'  fix: use the official {H5_NAME} (sha256 {H5_SHA256[:12]}...), or all of OpenCompass\'s '
+        f'{per_step.ZIP_NAME}, which cover every split; or keep to the problems these targets cover '
+        f'with sample_ids; for an offline check of the pipeline, a stand-in file: '
+        f'python -m opencompass_scicode.targets.standin FILE')
 
 
 def untried_steps(dataset, h5_path):
@@ -113,6 +196,8 @@ def load_targets(dataset):
     """The targets `dataset` is scored against; DataError if regenerated ones are not all there yet."""
     from .h5format import step_ids_in     # h5py: only where targets are read, not in run.py
     kind, path = plan_targets(dataset)
+    if kind == per_step.KIND:
+        return Targets(kind, Path(path).resolve(), per_step.step_ids_in(path))
     if kind == 'official':
         if not _official_sha_matches(path):
             kind = 'custom'
