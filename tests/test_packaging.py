@@ -3,6 +3,7 @@ import configparser
 import importlib.util
 import os
 import shutil
+import site
 import subprocess
 import sys
 import zipfile
@@ -77,9 +78,15 @@ def test_run_py_keeps_its_name():
 @pytest.mark.slow
 def test_installed_wheel_runs_from_a_directory_with_only_configs(wheel, tmp_path, official_data):
     venv = tmp_path / 'venv'
-    # The dependencies come from this interpreter; the package itself only from the wheel.
-    subprocess.run([sys.executable, '-m', 'venv', '--system-site-packages', str(venv)], check=True)
+    # The dependencies come from this interpreter; the package itself only from the wheel. Not
+    # --system-site-packages: from inside a virtualenv that names the base Python's packages,
+    # which lack them. A .pth line adds this interpreter's site-packages after the new one's
+    # (its own .pth files, an editable install's among them, are not run from there).
+    subprocess.run([sys.executable, '-m', 'venv', str(venv)], check=True)
     python, command = venv / 'bin' / 'python', venv / 'bin' / 'opencompass-scicode'
+    purelib = subprocess.run([str(python), '-c', 'import sysconfig; print(sysconfig.get_path("purelib"))'],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / 'dependencies.pth').write_text('\n'.join(site.getsitepackages()) + '\n')
     proc = subprocess.run([str(python), '-m', 'pip', 'install', '--no-deps', '--ignore-installed',
                            '--disable-pip-version-check', '-q', str(wheel)],
                           capture_output=True, text=True, timeout=600)
