@@ -324,3 +324,42 @@ def test_a_price_is_checked(tmp_path, monkeypatch):
     monkeypatch.setenv('OPENAI_API_KEY', 'x')
     with pytest.raises(ConfigError, match='price must be dict'):
         build_model(cfg['models'][0])
+
+
+@pytest.mark.parametrize('where, entry, key, says', [
+    # numbers out of range, refused with the key, the range and an example (the first three used to plan and run)
+    ('model', 'max_concurrency=-1', 'models[0].max_concurrency', 'must be positive (a whole number >= 1), got -1'),
+    ('model', 'query_per_second=0', 'models[0].query_per_second', 'must be positive (a number > 0 or None), got 0'),
+    ('model', 'retries=-1', 'models[0].retries', 'must be 0 or more (a whole number >= 0), got -1'),
+    ('model', 'max_concurrency=2.5', 'models[0].max_concurrency', 'a whole number'),
+    ('model', 'timeout=0', 'models[0].timeout', 'must be positive'),
+    ('model', 'max_retry_wait=-3', 'models[0].max_retry_wait', '0 or more'),
+    ('model', 'temperature=-0.5', 'models[0].temperature', '0 or more'),
+    ('model', 'max_out_len=0', 'models[0].max_out_len', 'must be positive'),
+    ('runner', 'max_num_workers=0', 'runner.max_num_workers', 'must be positive'),
+    ('runner', 'max_num_workers=-2', 'runner.max_num_workers', 'must be positive'),
+    ('dataset', 'infer_cfg=dict(n=0)', 'datasets[0].infer_cfg.n', 'must be positive'),
+    ('dataset', 'infer_cfg=dict(max_out_len=-1)', 'datasets[0].infer_cfg.max_out_len', 'must be positive'),
+])
+def test_numbers_out_of_range_stop_before_any_work(tmp_path, where, entry, key, says):
+    from helpers import run_cli
+    model = "dict(type='OpenAIChatModel', abbr='api', path='m', base_url='http://127.0.0.1:9/v1', key='sk-x'"
+    parts = {'model': f"models = [{model}, {entry})]",
+             'runner': f"models = [{model})]\nrunner = dict(type='LocalRunner', {entry})",
+             'dataset': f"models = [{model})]\ndatasets = [dict(abbr='x', {entry})]"}
+    path = tmp_path / 'cfg.py'
+    path.write_text(f'_base_ = [{str(DEFAULT)!r}]\n{parts[where]}\n')
+    proc = run_cli([path, '--dry-run', '-w', tmp_path / 'w'], timeout=120)
+    msg = ' '.join(proc.stderr.split())
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert key in msg and says in msg and 'fix: e.g.' in msg, msg
+    assert not (tmp_path / 'w').exists()
+
+
+def test_numbers_in_range_are_taken():
+    from opencompass_scicode.models import OpenAIChatModel
+    from opencompass_scicode.runners import LocalRunner
+    model = OpenAIChatModel(path='m', base_url='http://127.0.0.1:9/v1', key='sk-x', max_concurrency=1,
+                            query_per_second=0.5, retries=0, max_retry_wait=0, temperature=0, max_out_len=1)
+    assert (model.max_concurrency, model.query_per_second, model.retries) == (1, 0.5, 0)
+    assert LocalRunner(max_num_workers=3).max_num_workers == 3

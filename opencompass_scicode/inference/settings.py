@@ -3,6 +3,7 @@ from dataclasses import asdict, dataclass
 from typing import Optional
 
 from ..errors import ConfigError
+from ..utils.checks import check_number
 from .modes import GENERATORS
 
 
@@ -23,10 +24,10 @@ class InferConfig:
         if self.mode not in GENERATORS:
             raise ConfigError(f'unknown generation mode {self.mode!r}', key='mode',
                               fix=f'use one of {", ".join(map(repr, GENERATORS))}')
-        for name in ('max_out_len', 'tool_use_max_loops', 'code_timeout_seconds', 'n'):
-            value = getattr(self, name)
-            if value is not None and not value > 0:
-                raise ConfigError(f'must be positive, got {value!r}', key=name)
+        check_number('max_out_len', self.max_out_len, whole=True, at_least=1, optional=True, example=4096)
+        check_number('tool_use_max_loops', self.tool_use_max_loops, whole=True, at_least=1, example=15)
+        check_number('code_timeout_seconds', self.code_timeout_seconds, above=0, example=180)
+        check_number('n', self.n, whole=True, at_least=1, example=1)
 
     @classmethod
     def of(cls, infer_cfg):

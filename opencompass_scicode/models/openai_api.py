@@ -14,6 +14,7 @@ import re
 import time
 
 from ..errors import ConfigError, UserFacingError
+from ..utils.checks import check_number
 from ..utils.secrets import redacted_server, resolve_key
 from .base import BaseModel, ChatTurn, Generation, answer_limit
 from .server import check_server
@@ -81,6 +82,16 @@ class OpenAIChatModel(BaseModel):
                  max_retry_wait=600.0, max_concurrency=8, query_per_second=None, api='chat',
                  price=None, server=None):
         super().__init__(abbr or self.default_abbr(path=path))
+        for name, value, rule in (('temperature', temperature, dict(at_least=0, optional=True, example=0.0)),
+                                  ('max_out_len', max_out_len, dict(whole=True, at_least=1, optional=True,
+                                                                    example=4096)),
+                                  ('timeout', timeout, dict(above=0, example=600.0)),
+                                  ('retries', retries, dict(whole=True, at_least=0, example=8)),
+                                  ('max_retry_wait', max_retry_wait, dict(at_least=0, example=600.0)),
+                                  ('max_concurrency', max_concurrency, dict(whole=True, at_least=1, example=8)),
+                                  ('query_per_second', query_per_second, dict(above=0, optional=True,
+                                                                              example=2.0))):
+            check_number(name, value, **rule)
         if server is not None and base_url is not None:
             raise ConfigError(f'server and base_url {base_url!r} both given', key='server',
                               fix='keep base_url for a server that is already running, or server=dict(...) '

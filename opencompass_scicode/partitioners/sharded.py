@@ -5,7 +5,7 @@ because each step's program is built on the problem's earlier steps.
 """
 import math
 
-from ..errors import ConfigError
+from ..utils.checks import check_number
 from .base import BasePartitioner, spread
 
 
@@ -14,9 +14,7 @@ class NumWorkerPartitioner(BasePartitioner):
     are spread longest first so that shards take about as long."""
 
     def __init__(self, num_worker: int = 8):
-        if not isinstance(num_worker, int) or num_worker < 1:
-            raise ConfigError(f'num_worker must be a whole number >= 1, got {num_worker!r}', key='num_worker')
-        self.num_worker = num_worker
+        self.num_worker = check_number('num_worker', num_worker, whole=True, at_least=1, example=8)
 
     def split(self, costs, stage):
         return spread(costs, min(self.num_worker, len(costs)) or 1)
@@ -28,11 +26,8 @@ class SizePartitioner(BasePartitioner):
     max_eval_seconds: evaluation, in remembered step seconds."""
 
     def __init__(self, max_task_size: int = 400_000, max_eval_seconds: float = 600.0):
-        for key, value in (('max_task_size', max_task_size), ('max_eval_seconds', max_eval_seconds)):
-            if not isinstance(value, (int, float)) or value <= 0:
-                raise ConfigError(f'{key} must be a positive number, got {value!r}', key=key)
-        self.max_task_size = max_task_size
-        self.max_eval_seconds = max_eval_seconds
+        self.max_task_size = check_number('max_task_size', max_task_size, above=0, example=400_000)
+        self.max_eval_seconds = check_number('max_eval_seconds', max_eval_seconds, above=0, example=600.0)
 
     def split(self, costs, stage):
         budget = self.max_task_size if stage == 'infer' else self.max_eval_seconds

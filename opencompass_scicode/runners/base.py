@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..errors import UserFacingError
 from ..tasks.contract import EXIT_FAILED, EXIT_INTERRUPTED, TaskStatus, status_of
 from ..utils.progress import read_progress
+from ..utils.checks import check_number
 
 
 class BaseRunner:
@@ -29,7 +30,7 @@ class BaseRunner:
     early_evaluation = True
 
     def __init__(self, max_num_workers=2, debug=False):
-        self.max_num_workers = max(1, int(max_num_workers))
+        self.max_num_workers = check_number('max_num_workers', max_num_workers, whole=True, at_least=1, example=2)
         self.debug = debug
         self.console = Console(stderr=True)
 

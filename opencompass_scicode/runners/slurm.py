@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..tasks.contract import EXIT_FAILED, TaskStatus, status_of
+from ..utils.checks import check_number
 from .base import BaseRunner
 
 ENDED_BY_TASK = {'COMPLETED', 'FAILED'}
@@ -73,8 +74,7 @@ class SlurmRunner(BaseRunner):
         if not isinstance(partition, str) or not partition:
             raise ConfigError('SlurmRunner needs a partition', key='partition',
                               fix='pass -p PARTITION with --slurm, or partition=... in the runner entry')
-        if not isinstance(retry, int) or retry < 0:
-            raise ConfigError(f'retry must be a whole number >= 0, got {retry!r}', key='retry')
+        check_number('retry', retry, whole=True, at_least=0, example=2)
         self.partition = partition
         self.qos = qos
         self.time = None if time is None else str(time)
