@@ -12,6 +12,8 @@ import pytest
 
 from helpers import make_data_dir, step, tiny_dataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
+from opencompass_scicode.sandbox import comparisons, values
+from opencompass_scicode.sandbox.asserts import PREFIX, forget, instrument
 from opencompass_scicode.targets.h5format import write_step_targets
 from opencompass_scicode.targets.locate import Targets
 
@@ -49,6 +51,9 @@ CASES = {
     'huge array': ('def f():\n    return np.zeros(10 ** 8, dtype=np.uint8)',
                    ['assert np.array_equal(f(), target)'], [3]),
     'markup': ("def f():\n    return '<script>alert(1)</script>'", ['assert f() == target'], ['ok']),
+    'model raises': ('def f(x):\n    values = [1, 2]\n    return values[x]', ['assert f(5) == target'], [1]),
+    'hidden names rebound': ('def f():\n    globals().update({k: True for k in list(globals()) if "seen" in k})\n'
+                             '    return 0', ['assert f() == target'], [1]),
 }
 IDS = {name: f'990.{i + 1}' for i, name in enumerate(CASES)}
 
@@ -213,6 +218,22 @@ def test_values_that_misbehave_get_a_placeholder_and_the_step_its_verdict(scored
         assert c['difference']['max_abs_diff'] == 3.0
 
 
+def test_an_exception_names_the_models_own_line(scored):
+    (records, _), _ = scored
+    r = records['model raises']
+    assert (r['category'], r['error_type'], r['failed_test']) == ('exception', 'IndexError', 1)
+    assert r['raised_at'] == 'program.py, line 5, in f: return values[x]'
+    assert r['assertion'] == 'test_case_1, line 1: assert f(5) == target'
+    assert 'File "program.py", line 5, in f\n    return values[x]' in r['stderr']
+    assert 'comparison' not in r            # f raised before anything was compared
+    assert r['message'] == 'test 1 raised IndexError: list index out of range at ' + r['raised_at']
+
+
+def test_the_step_cannot_steer_the_assertion_through_the_hidden_names(scored):
+    (records, _), _ = scored
+    assert records['hidden names rebound']['category'] == 'wrong_value'
+
+
 def test_markup_in_a_value_stays_text_in_the_record(scored):
     (records, _), _ = scored
     assert records['markup']['comparison']['sides'][0]['repr'] == "'<script>alert(1)</script>'"
@@ -226,3 +247,56 @@ def test_forensics_off_gives_the_same_verdicts_categories_and_no_comparison(scor
         assert 'comparison' not in plain[name]
     assert result['categories'] == plain_result['categories']
     assert result['near_misses'] == {'near_misses': 1, 'failed': len(CASES), 'share': round(100 / len(CASES), 1)}
+
+
+def _run_instrumented(source, namespace):
+    code, sites = instrument(source, 'test_case_1')
+    exec(code, namespace)
+    return sites
+
+
+def test_the_rewritten_test_evaluates_everything_once_and_in_order():
+    calls = []
+
+    def f(x):
+        calls.append(x)
+        return x
+    source = ('assert np.allclose(f(1), f(2) - 1) and f(3) == 3\n'
+              'assert cmp_tuple_or_list((f(4),), (4,))\nassert 0 < f(5) < f(6)\n')
+    namespace = {'f': f, 'np': np, 'cmp_tuple_or_list': lambda a, b: a == b}
+    sites = _run_instrumented(source, namespace)
+    assert calls == [1, 2, 3, 4, 5, 6] and len(sites) == 3
+    assert [c.form for c in sites[0].comparisons] == ['np.allclose', '==']
+    calls.clear()
+    exec(compile(source, 'test_case_1', 'exec'), {**namespace, 'f': f})   # as written: the same calls
+    assert calls == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_failing_assert_fails_the_same_and_forget_drops_the_captures():
+    namespace = {'np': np, 'target': np.array([1.0, 2.0])}
+    with pytest.raises(AssertionError):
+        _run_instrumented('assert np.allclose(np.array([1.0, 2.5]), target)', namespace)
+    assert any(k.startswith(PREFIX) for k in namespace)
+    forget(namespace)
+    assert not any(k.startswith(PREFIX) for k in namespace)
+
+
+def test_where_walrus_cannot_go_the_test_runs_as_written():
+    # := is refused in a class body's comprehension: the plain test runs, without captures
+    source = 'class C:\n    ok = [x for x in range(3) if x == 1]\nassert C.ok == [1]\n'
+    namespace = {}
+    code, sites = instrument(source, 'test_case_1')
+    exec(code, namespace)
+    assert namespace['C'].ok == [1] and [s.line for s in sites] == [3]
+    with pytest.raises(SyntaxError):
+        instrument('assert (1 ==', 'test_case_1')
+
+
+def test_near_miss_needs_the_difference_within_ten_times_the_tolerance():
+    tol = {'rtol': 0.0, 'atol': 1e-3}
+    near = comparisons.explain('np.allclose', [(np.array([1.005]), 'f()', 'value'), (np.array([1.0]), 'target',
+                                                                                        'target')], {'atol': 1e-3})
+    far = comparisons.explain('np.allclose', [(np.array([1.02]), 'f()', 'value'), (np.array([1.0]), 'target',
+                                                                                      'target')], {'atol': 1e-3})
+    assert near['near_miss'] is True and far['near_miss'] is False
+    assert values.arrays(np.array([1.005]), np.array([1.0]), tol)['tolerance_ratio'] == pytest.approx(5.0)
