@@ -44,6 +44,9 @@ CASES = {
                            [1, 2, 3]),
     'timeout in test 2': ('def f(x):\n    while x == 2:\n        pass\n    return x',
                           ['assert f(1) == target', 'assert f(2) == target'], [1, 2]),
+    'crash in test 2': ('import os, signal\ndef f(x):\n    if x == 2:\n        os.kill(os.getpid(), signal.SIGSEGV)\n'
+                        '    return x', ['assert f(1) == target', 'assert f(2) == target', 'assert f(3) == target'],
+                        [1, 2, 3]),
     'repr raises': ('class Odd:\n    def __repr__(self):\n        raise RuntimeError("no")\n'
                     'def f():\n    return Odd()', ['assert f() == target'], [1]),
     'repr sleeps': ('import time\nclass Slow:\n    def __repr__(self):\n        time.sleep(600)\n'
@@ -198,6 +201,14 @@ def test_a_timeout_says_which_test_it_was_in(scored):
     r = records['timeout in test 2']
     assert (r['status'], r['failed_test'], r['tests_passed'], r['tests_total']) == ('timeout', 2, 1, 2)
     assert 'in test 2 of 2' in r['message']
+
+
+def test_a_crash_says_which_test_it_was_in(scored):
+    (records, _), _ = scored
+    r = records['crash in test 2']
+    assert (r['status'], r['category'], r['failed_test'], r['tests_passed'], r['tests_not_run']) == (
+        'fail', 'exception', 2, 1, 1)
+    assert 'SIGSEGV' in r['message'] and 'in test 2 of 3' in r['message']
 
 
 @pytest.mark.parametrize('name', ['repr raises', 'repr sleeps', 'huge array'])
