@@ -87,6 +87,30 @@ def _difference(record):
     return record['comparison']['difference']
 
 
+# form -> (shape or length of each side, the largest absolute difference: of the first differing item
+# or key for the official helpers)
+FORMS = {'allclose': ([[3], [3]], 0.5), 'cmp_tuple_or_list': ([2, 2], 0.1), 'equals': ([None, None], 1.0),
+         'isclose': ([None, None], 0.002), 'np.all': ([[3], [3]], 1.0), 'and': ([None, None], 5.0),
+         'computed boolean': ([None, None], 1.0), 'shape mismatch': ([[4], [3]], None),
+         'nan': ([[3], [3]], 0.0), 'dicts': ([2, 2], 0.5)}
+
+
+@pytest.mark.parametrize('name', FORMS)
+def test_every_comparison_form_names_its_test_line_shapes_and_largest_difference(scored, name):
+    (records, _), _ = scored
+    r = records[name]
+    test = CASES[name][1][0].split('\n')
+    assert r['failed_test'] == 1 and r['tests_total'] == 1
+    assert r['assertion'] == f'test_case_1, line {len(test)}: {test[-1]}'
+    shapes, largest = FORMS[name]
+    sides = r['comparison']['sides']
+    assert [s.get('shape', s.get('len')) for s in sides] == shapes
+    assert [s['role'] for s in sides][-1] == 'target'
+    difference = r['comparison'].get('difference', {})
+    difference = difference.get('first_difference', difference)
+    assert difference.get('max_abs_diff') == largest
+
+
 def test_np_allclose_names_the_values_and_their_largest_difference(scored):
     (records, _), _ = scored
     r = records['allclose']
