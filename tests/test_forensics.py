@@ -335,3 +335,12 @@ def test_near_miss_needs_the_difference_within_ten_times_the_tolerance():
                                                                                       'target')], {'atol': 1e-3})
     assert near['near_miss'] is True and far['near_miss'] is False
     assert values.arrays(np.array([1.005]), np.array([1.0]), tol)['tolerance_ratio'] == pytest.approx(5.0)
+
+
+def test_a_comparison_from_the_step_process_is_made_plain_and_bounded():
+    from opencompass_scicode.evaluation.forensics import _comparison
+    odd = _comparison({'comparison': {'tolerance': {'rtol': float('nan')}, 'x': [float('inf')]}})
+    assert odd == {'tolerance': {'rtol': 'nan'}, 'x': ['inf']}
+    json.dumps(odd, allow_nan=False)
+    assert _comparison({'comparison': {'repr': 'x' * 100000}}) == {'note': 'the summary of the values was too large'}
+    assert _comparison({'comparison': 'not a dict'}) is None

@@ -10,6 +10,7 @@ The events come from the step process: every field is checked for its type and r
 to size before it goes into a record.
 """
 import json
+import math
 
 from ..sandbox.forensics import COMPARISON_CAP
 from .verdict import decided_part
@@ -26,15 +27,29 @@ def _count(value, low, high):
     return value if type(value) is int and low <= value <= high else None
 
 
+def _plain(value, depth=0):
+    """JSON data that every reader takes (no NaN or infinity, which JSON.parse refuses), at most
+    8 levels deep; anything else as text."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if depth >= 8:
+        return '...'
+    if isinstance(value, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v, depth + 1) for v in value]
+    return str(value)[:TEXT_CAP]
+
+
 def _comparison(event):
     value = event.get('comparison')
     if not isinstance(value, dict):
         return None
-    try:
-        if len(json.dumps(value)) > COMPARISON_CAP:
-            return {'note': 'the summary of the values was too large'}
-    except (TypeError, ValueError):
-        return None
+    value = _plain(value)
+    if len(json.dumps(value, allow_nan=False)) > COMPARISON_CAP:
+        return {'note': 'the summary of the values was too large'}
     return value
 
 
