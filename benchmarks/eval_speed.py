@@ -11,7 +11,10 @@ fails fast, `real` with two long CPU-bound steps among fast and failing ones):
 - ours, whole processes, start-up included:
   - `default`: `python run.py CONFIG`, a GeneratedCodeModel answering with the set's
     programs: inference, early evaluation, evaluation tasks and the summary;
-  - `eval`: `python run.py CONFIG -r -m eval` on those predictions (results cleared first).
+  - `eval`: `python run.py CONFIG -r -m eval` on those predictions (results cleared first);
+  - `off`: the default path with the evaluator's forensics off (no capture of compared values,
+    no later tests for information): the cost of forensics is the default path's time over
+    this one's, both measured in this run, turn by turn.
 Each of our figures is printed beside its bound, max(longest step, sum of step times /
 workers), with the step times ours measured. Every verdict must equal the
 official-style one (the exit status is 1 otherwise). `--both-settings` scores the
@@ -65,21 +68,24 @@ def official_style(dataset, preds, targets, workers, timeout, copies):
     return elapsed, verdicts
 
 
-def write_job(root, dataset, preds, targets, copies, timeout, workers):
-    """A GeneratedCodeModel directory holding the set's step programs, and a config scoring it."""
+def write_job(root, dataset, preds, targets, copies, timeout, workers, forensics=True):
+    """A GeneratedCodeModel directory holding the set's step programs (written once), and a
+    config scoring it (with the evaluator's forensics on or off)."""
     gen = root / 'generated'
-    gen.mkdir()
-    jobs, _ = SciCodeEvaluator(timeout=timeout).jobs(dataset, preds, targets)
-    for problem in dataset.problems:
-        for step in problem.scored_steps:
-            (gen / f'{problem.problem_id}.{step.index}.py').write_text(jobs[step.step_id, 0].program)
+    if not gen.exists():
+        gen.mkdir()
+        jobs, _ = SciCodeEvaluator(timeout=timeout).jobs(dataset, preds, targets)
+        for problem in dataset.problems:
+            for step in problem.scored_steps:
+                (gen / f'{problem.problem_id}.{step.index}.py').write_text(jobs[step.step_id, 0].program)
     sides = [(False, '')] + ([(True, '_with_background')] if copies > 1 else [])
-    config = root / 'cfg.py'
+    config = root / ('cfg.py' if forensics else 'cfg_forensics_off.py')
     config.write_text(textwrap.dedent(f'''
         models = [dict(type='GeneratedCodeModel', path={str(gen)!r}, abbr='bench')]
         datasets = [dict(abbr='val' + suffix, type='SciCodeDataset', path={str(dataset.data_dir)!r},
                          split='validation', with_bg=bg,
-                         eval_cfg=dict(evaluator=dict(type='SciCodeEvaluator', timeout={timeout})))
+                         eval_cfg=dict(evaluator=dict(type='SciCodeEvaluator', timeout={timeout},
+                                                      forensics={forensics!r})))
                     for bg, suffix in {sides!r}]
         runner = dict(type='LocalRunner', max_num_workers={workers})
     '''))
@@ -128,14 +134,15 @@ def ours_eval(config, work, workers):
     return elapsed, verdicts, bound
 
 
-PATHS = {'default': ours_default, 'eval': ours_eval}
+PATHS = {'default': ours_default, 'eval': ours_eval, 'off': ours_default}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--workers', type=int, default=os.cpu_count() or 2)
     parser.add_argument('--sets', default='stub,gold,real')
-    parser.add_argument('--paths', default='default,eval')
+    parser.add_argument('--paths', default='default,eval,off',
+                        help="'off': the default path with forensics off, for their cost")
     parser.add_argument('--both-settings', action='store_true')
     parser.add_argument('--repeat', type=int, default=1, help='measure each set this many times')
     parser.add_argument('--timeout', type=float, default=STEP_TIMEOUT_S)
@@ -154,20 +161,21 @@ def main(argv=None):
     atexit.register(shutil.rmtree, timings, ignore_errors=True)
     copies = 2 if args.both_settings else 1
     paths = args.paths.split(',')
-    rows, same_everywhere = [], True
+    rows, same_everywhere, forensics_costs = [], True, []
     for kind in args.sets.split(','):
         preds = predictions(dataset, kind)
         official, ours, bounds, differ = [], {p: [] for p in paths}, {p: [] for p in paths}, set()
         with tempfile.TemporaryDirectory(prefix='scicode-bench-') as tmp:
             root = Path(tmp)
-            config = write_job(root, dataset, preds, targets, copies, args.timeout, args.workers)
+            configs = {path: write_job(root, dataset, preds, targets, copies, args.timeout, args.workers,
+                                       forensics=path != 'off') for path in paths}
             for run in range(args.repeat):
                 t_official, v_official = official_style(dataset, preds, targets, args.workers,
                                                         args.timeout, copies)
                 official.append(t_official)
                 line = f'{kind} run {run + 1}: official-style {t_official:.2f}s'
                 for path in paths:
-                    t_ours, v_ours, bound = PATHS[path](config, root / f'work-{path}', args.workers)
+                    t_ours, v_ours, bound = PATHS[path](configs[path], root / f'work-{path}', args.workers)
                     wrong = sorted(s for s in v_official if v_official[s] != v_ours.get(s))
                     differ.update(wrong)
                     ours[path].append(t_ours)
@@ -177,6 +185,14 @@ def main(argv=None):
                 print(line, flush=True)
         same_everywhere &= not differ
         passes = sum(v == 'pass' for v in v_official.values())
+        if 'default' in paths and 'off' in paths:
+            costs = [on / off for on, off in zip(ours['default'], ours['off'])]
+            # Each run over its own bound (from the verdicts' durations, which leave out the later
+            # tests): what other work on the machine does to the longest step cancels out.
+            relative = [(on / b_on) / (off / b_off) for on, b_on, off, b_off
+                        in zip(ours['default'], bounds['default'], ours['off'], bounds['off'])]
+            forensics_costs.append((kind, statistics.median(costs), min(costs), max(costs),
+                                    statistics.median(relative)))
         for path in paths:
             ratios = [o / u for o, u in zip(official, ours[path])]
             rows.append((kind, path, len(v_official) * copies, passes * copies,
@@ -195,6 +211,14 @@ def main(argv=None):
         print(f'{kind:5} {path:8} {n:>8} {passes:>6} {t_o:>14.2f}s {t_u:>7.2f}s {t_o / t_u:>5.1f}x '
               f'{bound:>7.2f}s {t_u / bound:>9.2f}x{spread}  '
               f'{"identical" if not differ else "differ: " + ", ".join(differ)}')
+    if forensics_costs:
+        print()
+        print('cost of forensics, default path, forensics on / off in the same run, turn by turn'
+              + (' (medians of the per-run ratios, their range)' if args.repeat > 1 else ''))
+        print(f'{"set":5} {"wall":>8} {"range":>15} {"wall/bound":>11}')
+        for kind, ratio, low, high, relative in forensics_costs:
+            spread = f'{low:.3f}-{high:.3f}x' if args.repeat > 1 else ''
+            print(f'{kind:5} {ratio:7.3f}x {spread:>15} {relative:10.3f}x  ({100 * (ratio - 1):+.1f}% wall time)')
     return 0 if same_everywhere else 1
 
 

@@ -77,6 +77,8 @@ def report_run(tmp_path_factory):
                 code = f'# {PAYLOAD}\nprint({PAYLOAD!r})\n' + step.function_header + '\n    return undefined_name\n'
             elif step.step_id == '29.2':
                 code = step.function_header + '\n    return -1.0\n'
+            elif step.step_id == '1.1':              # a value that is markup, in the values compared
+                code = step.function_header + f'\n    return {PAYLOAD!r}\n'
             (gen / f'{problem.problem_id}.{step.index}.py').write_text(code_prefix(problem.dependencies, codes, code))
             codes.append(gold_code(step))
     cfg = config(tmp, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen'),"
@@ -172,3 +174,36 @@ def test_compare_shows_runs_side_by_side_and_marks_what_differs(report_run, tmp_
     assert len(shown) == 2
     bad = run([cfg, '-w', run_dir.parent, '-m', 'viz', '-r', run_dir.name, '--compare', 'no_such_run'])
     assert bad.returncode == 2 and 'holds no results' in bad.stderr
+
+
+@needs_chromium
+def test_a_failed_steps_detail_shows_its_assertion_and_the_values_it_compared(report_run):
+    run_dir, report = report_run
+    results = json.loads((run_dir / 'results' / 'gen' / 'val.json').read_text())
+    record = next(s for p in results['problems'] for s in p['steps'] if s['step_id'] == '29.2')
+    assert record['failed_test'] == 1 and record['comparison']['sides'][0]['repr'] == '-1.0'
+    dom = _dom(report, '#q=29.2&dataset=val&model=gen')
+    text = ''.join(dom.text)
+    why = next(attrs for tag, attrs in dom.elements if attrs.get('id') == 'why')
+    assert why['data-failed-test'] == '1' and why['data-near-miss'] == '0'
+    assert 'the failing line of the test' in text and 'assert np.allclose(inner_product(u,v), target)' in text
+    assert "inner_product(u,v) (model's value)" in text
+    heads = [attrs.get('data-role') for tag, attrs in dom.elements if tag == 'th' and attrs.get('data-role')]
+    assert heads == ['value', 'target']
+    assert '-1.0' in text and '24' in text and 'largest absolute difference' in text
+    roles = {attrs.get('data-role') for tag, attrs in dom.elements if tag == 'td' and attrs.get('data-role')}
+    assert roles == {'value', 'target'}
+    # the difference is highlighted: the values there, side by side
+    assert [attrs for tag, attrs in dom.elements if tag == 'td' and 'hl' in attrs.get('class', '').split()]
+
+
+@needs_chromium
+def test_a_value_holding_markup_shows_as_text(report_run):
+    _, report = report_run
+    dom = _dom(report, '#q=1.1&dataset=val&model=gen')
+    body = next(attrs for tag, attrs in dom.elements if tag == 'body')
+    assert 'data-pwned' not in body
+    text = ''.join(dom.text)
+    assert "the model's value" in text and "'<script>document.body.setAttribute(" in text
+    assert not [attrs for tag, attrs in dom.elements if tag == 'script' and 'nonce' not in attrs
+                and attrs.get('type') != 'application/octet-stream']

@@ -100,3 +100,18 @@ def test_pass_at_k_gets_a_table_when_there_are_samples(tmp_path):
     SciCodeSummarizer(plot=False, report=False).summarize(CFG, run_dir, echo=False)
     assert run_dir.summary_path('pass_at_k.csv').read_text().splitlines() == [
         'model,dataset,main pass@1,main pass@4,sub pass@1,sub pass@4', 'good,val_bg,50.0,75.0,60.0,90.0']
+
+
+def test_near_misses_stand_beside_the_categories(tmp_path):
+    run_dir = RunDir(tmp_path, '20260101_000000').create()
+    for ds, bg, misses in (('val', False, {'near_misses': 1, 'failed': 4, 'share': 25.0}), ('val_bg', True, None)):
+        results = _results('good', ds, bg, 2, 5)
+        if misses:
+            results['near_misses'] = misses       # the other file predates forensics: shown as '-'
+        path = run_dir.results_path('good', ds)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(results))
+    SciCodeSummarizer(plot=False, report=False).summarize(CFG, run_dir, echo=False)
+    assert run_dir.summary_path('categories.csv').read_text().splitlines() == [
+        'model,dataset,pass,name_error,near misses (of failed)', 'good,val,5,1,1/4 (25.0%)', 'good,val_bg,5,1,-']
+    assert '1/4 (25.0%)' in run_dir.summary_path('md').read_text()

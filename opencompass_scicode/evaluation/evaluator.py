@@ -47,6 +47,10 @@ class SciCodeEvaluator:
         or 'subprocess' (a new Python per step). Same sandbox, same verdicts.
     memory_limit_mb, max_processes, max_file_mb, max_output_bytes: per-step limits.
     isolate_network, restrict_files, drop_privileges: sandbox layers (see sandbox/lockdown.py).
+    forensics: for a step that fails in a test, keep what its failing assert compared and run its
+        remaining tests for information (sandbox/forensics.py); verdicts are the same either way.
+    later_tests_s: at most this many seconds for those remaining tests (and never longer than the
+        step took until its verdict); 0 runs none.
     """
 
     def __init__(self, timeout: float = STEP_TIMEOUT_S, max_workers: Optional[int] = None,
@@ -54,12 +58,16 @@ class SciCodeEvaluator:
                  max_output_bytes: int = 64 * 1024, executor: str = 'forkserver',
                  memory_limit_mb: Optional[int] = 8192, max_processes: Optional[int] = 64,
                  max_file_mb: Optional[int] = 1024, isolate_network: bool = True,
-                 restrict_files: bool = True, drop_privileges: bool = True):
+                 restrict_files: bool = True, drop_privileges: bool = True, forensics: bool = True,
+                 later_tests_s: float = 10.0):
         for name, value in (('timeout', timeout), ('max_workers', max_workers),
                             ('max_output_bytes', max_output_bytes), ('memory_limit_mb', memory_limit_mb),
                             ('max_processes', max_processes), ('max_file_mb', max_file_mb)):
             if value is not None and not value > 0:
                 raise ConfigError(f'must be positive, got {value!r}', key=name)
+        if not isinstance(later_tests_s, (int, float)) or isinstance(later_tests_s, bool) or later_tests_s < 0:
+            raise ConfigError(f'must be a number of seconds >= 0, got {later_tests_s!r}', key='later_tests_s',
+                              fix='e.g. later_tests_s=10 (the default), or 0 to run no later tests')
         if prefilled_mode not in PREFILLED_MODES:
             raise ConfigError(f'unknown prefilled_mode {prefilled_mode!r}', key='prefilled_mode',
                               fix=f'use one of {", ".join(map(repr, PREFILLED_MODES))}')
@@ -74,12 +82,18 @@ class SciCodeEvaluator:
                              max_file_mb=max_file_mb, max_output_bytes=max_output_bytes,
                              isolate_network=isolate_network, landlock=restrict_files,
                              drop_privileges=drop_privileges)
+        self.forensics = bool(forensics)
+        self.later_tests_s = float(later_tests_s)
         self.protections = {}
 
     def settings(self):
         return {'executor': self.executor_name, 'max_workers': self.max_workers,
                 'prefilled_mode': self.prefilled_mode, 'simps_shim': self.simps_shim,
-                **self.verdict_settings()}
+                **self.verdict_settings(), **self.forensics_settings()}
+
+    def forensics_settings(self):
+        """Settings that change what a failed step's record tells, never its verdict."""
+        return {'forensics': self.forensics, 'later_tests_s': self.later_tests_s}
 
     def identity(self):
         """The settings a stored result must match to be reused."""
@@ -153,7 +167,8 @@ class SciCodeEvaluator:
                        targets=targets_reader(str(targets.file_for(step.step_id)), step.step_id, len(tests)),
                        preamble=self._preamble(program, tests),
                        guarded_names=dependency_names(problem.dependencies),
-                       modules=dependency_modules(problem.dependencies))
+                       modules=dependency_modules(problem.dependencies),
+                       forensics=self.forensics, later_tests_s=self.later_tests_s)
 
     def _preamble(self, program, tests):
         """The simps shim, where the step uses simps (the official-style program text gets the same)."""
@@ -167,7 +182,8 @@ class SciCodeEvaluator:
         """What the scheduler needs of each job ({(step_id, sample): job}); `done(record)` is
         called with its verdict (which names its sample when n > 1)."""
         identity = targets_identity(targets_path)
-        settings = self.verdict_settings()
+        # a record is shared only with tasks that would write the same record
+        settings = {**self.verdict_settings(), **self.forensics_settings()}
         out = []
         for (sid, sample), job in jobs.items():
             key = program_key(job, identity, settings)

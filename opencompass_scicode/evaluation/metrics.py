@@ -45,7 +45,7 @@ def score(problems, records, n=1, ks=()):
     the counts run over (problem, sample) pairs, so the rates are the means over samples, and
     pass_at_k is added for k = 1, n and `ks`."""
     per_problem, categories = [], {}
-    solved = correct_steps = scored_steps = 0
+    solved = correct_steps = scored_steps = near_misses = 0
     for problem in problems:
         for sample in range(n):
             mark = sample if n > 1 else None
@@ -62,6 +62,7 @@ def score(problems, records, n=1, ks=()):
                 categories[category] = categories.get(category, 0) + 1
                 total += 1
                 correct += record.passed
+                near_misses += record.near_miss
             problem_correct = total > 0 and correct == total
             solved += problem_correct
             correct_steps += correct
@@ -89,6 +90,10 @@ def score(problems, records, n=1, ks=()):
         out['samples'] = n
         out['pass_at_k'] = _pass_at(per_problem, n, sorted({1, n, *(k for k in ks if 1 <= k <= n)}))
     out['categories'] = dict(sorted(categories.items(), key=lambda item: -item[1]))
+    failed = scored_steps - correct_steps
+    # failed steps whose failing comparison was off by less than 10x its tolerance (sandbox/values.py)
+    out['near_misses'] = {'near_misses': near_misses, 'failed': failed,
+                          'share': round(100.0 * near_misses / failed, 1) if failed else 0.0}
     out['excluding_known_defects'] = excluding_known_defects(per_problem)    # beside, never instead
     out['problems'] = per_problem
     return out

@@ -23,6 +23,7 @@ from .schedule import Planner
 from ..results.timings import StepDurations
 from ..utils.cpuslots import CpuSlots
 from .sharing import LocalVerdicts
+from .forensics import phrase, step_facts
 from .verdict import decide
 
 
@@ -40,10 +41,12 @@ class Submission:
     sample: Optional[int] = None      # which sample of its problem, when there are several
 
 
-def _record(step_id, verdict, run):
+def _record(step_id, verdict, run, n_tests):
+    facts = step_facts(run, n_tests, verdict.status)
+    told = phrase(facts.get('comparison'))
     return StepRecord(step_id, verdict.status, run.returncode, run.duration_s, run.stdout, run.stderr,
-                      verdict.message, verdict.violation, category=verdict.category,
-                      error_type=verdict.error_type)
+                      verdict.message + (f'; compared {told}' if told else ''), verdict.violation,
+                      category=verdict.category, error_type=verdict.error_type, **facts)
 
 
 class StepScheduler:
@@ -179,7 +182,7 @@ class StepScheduler:
                     job = dataclasses.replace(job, threads=executor.threads * executor.workers)
                 with self.cpus.hold():
                     run = executor.run(job, slot)
-                record = _record(job.step_id, decide(run, len(job.tests)), run)
+                record = _record(job.step_id, decide(run, len(job.tests)), run, len(job.tests))
                 protections = next((e.get('protections') for e in run.events
                                     if e.get('event') == 'sandbox'), None)
                 if protections and not self.protections:
@@ -193,7 +196,9 @@ class StepScheduler:
                 self.shared.put(key, record.to_dict())
             with self._changed:
                 if run is not None and record.status != 'eval_error':
-                    self._observed.append((job.step_id, key, max(0.0, run.duration_s - run.import_s)))
+                    # the worker's whole time on it (later tests for information included): what it costs
+                    busy = run.busy_s or run.duration_s
+                    self._observed.append((job.step_id, key, max(0.0, busy - run.import_s)))
                     self._imported.update(run.imported)
                 self._planner.finished(slot)
                 self._changed.notify_all()

@@ -47,16 +47,37 @@ def _exception(event):
     return Verdict('fail', f'{event.get("where")} raised {event.get("detail")}', None, category, error_type)
 
 
+def decided_part(events):
+    """The events up to the harness's `decided` (with this run's nonce; a forged one is `forged`):
+    what a step does after its verdict is decided is for information only and never changes it."""
+    for index, event in enumerate(events):
+        if event.get('event') == 'decided':
+            return events[:index + 1]
+    return events
+
+
+def position(events, n_tests):
+    """Where a step was when it stopped: 'in test k' (1-based), 'in the program' or ''."""
+    if not any(e.get('event') == 'started' for e in events):
+        return ''
+    if not any(e.get('event') == 'program_done' for e in events):
+        return 'in the program'
+    done = sum(1 for e in events if e.get('event') == 'test_done')
+    return f'in test {done + 1} of {n_tests}' if done < n_tests else ''
+
+
 def decide(run, n_tests):
     """The Verdict for a StepRun."""
     if run.error:
         return Verdict('eval_error', run.error, None, 'eval_error')
+    events = decided_part(run.events)
     if run.timed_out:
-        return Verdict('timeout', 'timed out; the step and everything it started were killed', None, 'timeout')
+        where = position(events, n_tests)
+        return Verdict('timeout', f'timed out{" " + where if where else ""}; the step and everything it '
+                                  f'started were killed', None, 'timeout')
     if run.process_limit_hit:
         return Verdict('fail', 'started more processes than allowed; the step was killed', 'process flood',
                        'resource_limit', 'process limit')
-    events = run.events
     forged = [e for e in events if e.get('event') in ('forged', 'garbled')]
     if forged:
         return Verdict('fail', 'the step wrote a report the harness did not send', 'forged harness report',
@@ -81,7 +102,8 @@ def decide(run, n_tests):
     why = f'killed by {sig.name if sig else -run.returncode}' if run.returncode is not None and run.returncode < 0 \
         else f'exited with code {run.returncode}'
     where = f'after {done} of {n_tests} test cases' if started else 'before the program started'
-    message = f'the process {why} {where}'
+    inside = position(events, n_tests)
+    message = f'the process {why} {where}' + (f' ({inside})' if inside else '')
     if run.returncode == 0:          # left on its own, before the tests were done
         return Verdict('fail', message, 'exited with code 0 before the tests finished', 'tamper')
     if sig in _LIMIT_SIGNALS:

@@ -2,7 +2,11 @@
 
 A record says what happened to the step (`status`), why (`message`, and
 `violation` when the step's code tried to fake its verdict) and what the step
-process left behind (exit code, time, stdout and stderr, capped).
+process left behind (exit code, time, stdout and stderr, capped). A step that
+failed in a test also says which (`failed_test` of `tests_total`), on which line
+(`assertion`, and `raised_at`: the model's own line for an exception), what the
+failing assert compared (`comparison`) and how many of its tests pass
+(`tests_passed`; `tests_not_run` were not reached, `tests_note` says why).
 """
 from dataclasses import dataclass, fields
 from typing import Optional
@@ -28,6 +32,17 @@ class StepRecord:
     category: Optional[str] = None   # why it failed, in a word (evaluation/verdict.py)
     error_type: Optional[str] = None  # the exception's class (`NameError: x` names what was missing)
     sample: Optional[int] = None     # which sample of its problem, when there are several (0-based)
+    tests_total: Optional[int] = None
+    tests_passed: Optional[int] = None   # the failing test's later tests ran for information
+    tests_not_run: Optional[int] = None
+    tests_note: Optional[str] = None     # why some tests were not run
+    failed_test: Optional[int] = None    # 1-based: the test the verdict comes from
+    assertion: Optional[str] = None      # `test_case_k, line n: <source>` of the failing assert or line
+    raised_at: Optional[str] = None      # `program.py, line n, in f: <source>`: the model's line that raised
+    comparison: Optional[dict] = None    # what the failing assert compared (sandbox/comparisons.py)
+
+    OPTIONAL = ('violation', 'shared', 'category', 'error_type', 'sample', 'tests_total', 'tests_passed',
+                'tests_not_run', 'tests_note', 'failed_test', 'assertion', 'raised_at', 'comparison')
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -36,6 +51,11 @@ class StepRecord:
     @property
     def passed(self):
         return self.status == 'pass'
+
+    @property
+    def near_miss(self):
+        """A failed comparison off by less than 10x its tolerance (sandbox/values.py)."""
+        return not self.passed and bool((self.comparison or {}).get('near_miss'))
 
     @classmethod
     def missing(cls, step_id, sample=None):
@@ -50,7 +70,7 @@ class StepRecord:
     def to_dict(self):
         """The step's entry in a results file (the optional fields only when they say something)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name in ('violation', 'shared', 'category', 'error_type', 'sample'):
+        for name in self.OPTIONAL:
             if out[name] is None or out[name] is False:
                 del out[name]
         return out

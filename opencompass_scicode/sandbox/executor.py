@@ -66,6 +66,11 @@ class StepJob:
     modules: tuple = ()      # what the dependencies import: fast workers import it once
     timeout: Optional[float] = None   # seconds; None: the executor's Limits.timeout
     threads: Optional[int] = None     # threads for numerical libraries; None: the worker's share
+    # After the first failing test (the verdict): summarise what its assert compared, and run the
+    # remaining tests for information for at most this many seconds (and no longer than the step
+    # took until then). See forensics.py.
+    forensics: bool = True
+    later_tests_s: float = 10.0
 
 
 @dataclass
@@ -80,6 +85,7 @@ class StepRun:
     error: Optional[str] = None          # the harness itself failed
     process_limit_hit: bool = False
     import_s: float = 0.0                # of duration_s: the worker importing the step's modules
+    busy_s: Optional[float] = None       # the worker's time on it, information after the verdict included
     imported: dict = field(default_factory=dict)   # module -> (seconds, watched modules it brought, clean)
 
 
@@ -339,7 +345,8 @@ class _BaseExecutor:
                        'preamble': job.preamble, 'guarded_names': list(job.guarded_names),
                        'modules': list(job.modules), 'nonce': nonce,
                        'timeout': self.limits.timeout if job.timeout is None else job.timeout,
-                       'threads': job.threads,
+                       'threads': job.threads, 'forensics': job.forensics,
+                       'later_tests_s': job.later_tests_s if job.forensics else 0.0,
                        'limits': self.limits.for_job()}
 
     @staticmethod
@@ -350,6 +357,7 @@ class _BaseExecutor:
                       result['stdout'], result['stderr'], parse_events(result['report'], nonce), nonce)
         run.process_limit_hit = result.get('process_limit_hit', False)
         run.import_s = result.get('import_s', 0.0)
+        run.busy_s = result.get('busy_s', run.duration_s)
         run.imported = result.get('imported', {})
         return run
 

@@ -33,6 +33,7 @@ import time
 
 from ..utils.procs import process_table
 from . import RUNTIME_DIR
+from .forensics import extra_time
 
 LANDLOCK_FD = 4
 REPORT_FD = 3
@@ -103,6 +104,34 @@ class CappedBuffer:
     def text(self):
         middle = f'\n...[{self.dropped} bytes cut]...\n'.encode() if self.dropped else b''
         return (bytes(self.head) + middle + bytes(self.tail)).decode('utf-8', errors='replace')
+
+
+INFO_GRACE_S = 0.5       # after the information time: for the harness to report and leave
+
+
+class _Decision:
+    """Watches the report stream for the harness's `decided` event (with this step's nonce):
+    the moment the verdict was decided, when the step goes on for information."""
+
+    def __init__(self, nonce):
+        self.marker = nonce.encode()
+        self.partial = b''
+        self.at = None
+
+    def feed(self, data):
+        lines = (self.partial + data).split(b'\n')
+        self.partial = lines.pop()[-4096:]       # an unfinished line; a long one is not ours
+        for line in lines:
+            if b'"decided"' in line and self.marker in line:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and event.get('event') == 'decided' and \
+                        event.get('nonce') == self.marker.decode():
+                    self.at = time.monotonic()
+                    return True
+        return False
 
 
 def _child(job, workdir, out_w, err_w, rep_w, cgroups):
@@ -279,6 +308,7 @@ def run_job(job, workroot, host_fd):
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     rep_r, rep_w = os.pipe()
+    job['started_at'] = started          # the harness measures the budget for later tests from it
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -290,16 +320,17 @@ def run_job(job, workroot, host_fd):
     buffers = {out_r: CappedBuffer(cap), err_r: CappedBuffer(cap), rep_r: CappedBuffer(1 << 20)}
     deadline = started + job['timeout']
     timed_out, too_many, host_gone, status = False, False, False, None
+    decision = _Decision(job['nonce'])
     pidfd = os.pidfd_open(pid)
     open_fds = set(buffers)
     try:
         while status is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                timed_out = True
+                timed_out = decision.at is None     # after the verdict, the end of its information time
                 break
             if poll_procs and _count_descendants(os.getpid()) > poll_procs:
-                too_many = True
+                too_many = decision.at is None
                 break
             wait = min(remaining, 0.05 if poll_procs else 1.0)
             ready, _, _ = select.select(list(open_fds) + [pidfd, host_fd], [], [], wait)
@@ -312,6 +343,10 @@ def run_job(job, workroot, host_fd):
                 data = os.read(fd, 65536)
                 if data:
                     buffers[fd].feed(data)
+                    if fd == rep_r and decision.at is None and decision.feed(data):
+                        # The verdict is decided: what follows is for information, on its own clock.
+                        deadline = decision.at + extra_time(decision.at - started, job.get('later_tests_s', 0)) \
+                            + INFO_GRACE_S
                 else:
                     open_fds.discard(fd)
             if pidfd in ready:
@@ -346,7 +381,9 @@ def run_job(job, workroot, host_fd):
         'returncode': returncode,
         'timed_out': timed_out,
         'process_limit_hit': too_many,
-        'duration_s': round(time.monotonic() - started, 3),
+        # The verdict's duration: up to its decision when the step went on for information.
+        'duration_s': round((decision.at or time.monotonic()) - started, 3),
+        'busy_s': round(time.monotonic() - started, 3),
         'stdout': buffers[out_r].text(),
         'stderr': buffers[err_r].text(),
         'report': buffers[rep_r].text(),

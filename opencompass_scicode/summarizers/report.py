@@ -21,7 +21,8 @@ from ..results import CATEGORIES
 
 TEMPLATE_DIR = Path(__file__).with_name('templates')
 RECORD_FIELDS = ('status', 'category', 'error_type', 'message', 'duration_s', 'returncode', 'stdout',
-                 'stderr', 'violation', 'shared')
+                 'stderr', 'violation', 'shared', 'failed_test', 'tests_total', 'tests_passed', 'tests_not_run',
+                 'tests_note', 'assertion', 'raised_at', 'comparison')
 
 
 def _payload(cfg, runs):

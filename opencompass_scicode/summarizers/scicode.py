@@ -107,6 +107,13 @@ def _count(n, noun):
     return f'{n} {noun}' + ('' if n == 1 else 's')
 
 
+def _near_misses(counts):
+    """`k/failed (share%)`, or `-` for a results file written without forensics."""
+    if not counts:
+        return MISSING
+    return f'{counts.get("near_misses", 0)}/{counts.get("failed", 0)} ({counts.get("share", 0.0):.1f}%)'
+
+
 def _difference(point, interval):
     return f'{point:+.1f} [{interval[0]:+.1f}, {interval[1]:+.1f}]'
 
@@ -340,13 +347,25 @@ class SciCodeSummarizer:
 
     @staticmethod
     def categories(cfg, collected):
-        """Per model and dataset: how many scored steps fell in each category (results/record.py)."""
+        """Per model and dataset: how many scored steps fell in each category (results/record.py),
+        and, beside them, the share of failed steps that were near misses (off by less than 10x
+        the tolerance of the comparison that failed), where the results file counts them."""
         counted = {key: value.get('categories') or {} for key, value in collected.items()
                    if isinstance(value, dict)}
+        misses = {key: value.get('near_misses') for key, value in collected.items()
+                  if isinstance(value, dict) and isinstance(value.get('near_misses'), dict)}
         present = [c for c in CATEGORIES if any(c in counts for counts in counted.values())]
-        rows = [[m['abbr'], ds['abbr'], *[counted[m['abbr'], ds['abbr']].get(c, 0) for c in present]]
-                for m in cfg['models'] for ds in cfg['datasets'] if (m['abbr'], ds['abbr']) in counted]
-        return ['model', 'dataset', *present], rows
+        rows = []
+        for m in cfg['models']:
+            for ds in cfg['datasets']:
+                key = (m['abbr'], ds['abbr'])
+                if key not in counted:
+                    continue
+                row = [m['abbr'], ds['abbr'], *[counted[key].get(c, 0) for c in present]]
+                if misses:
+                    row.append(_near_misses(misses.get(key)))
+                rows.append(row)
+        return ['model', 'dataset', *present, *(['near misses (of failed)'] if misses else [])], rows
 
     @staticmethod
     def usage(cfg, run_dir):
