@@ -16,6 +16,7 @@ from pathlib import Path
 from mmengine.config import Config, DictAction
 
 from ...errors import ConfigError
+from ...utils.secrets import redact_config
 from ..loader import load_config
 from .entries import Notes, adopt
 from .named import config_roots, find_config
@@ -165,6 +166,8 @@ def config_from_args(args):
 
 
 def server_lines(cfg):
-    """For --dry-run: the exact command of each model server an inference task would start."""
+    """For --dry-run: the exact command of each model server an inference task would start, its
+    secrets (a key after --api-key, ...) shown as <redacted>."""
+    models = redact_config({'models': list(cfg.get('models') or ())})['models']
     return [f'{m.get("abbr")}: its inference task starts {shlex.join(m["server"]["command"])}'
-            for m in cfg.get('models') or () if isinstance(m, dict) and m.get('server')]
+            for m in models if isinstance(m, dict) and m.get('server')]
