@@ -11,6 +11,7 @@ from .metrics import score
 from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
 from .scheduler import StepScheduler, Submission
 from ..results.timings import StepDurations, durations_path
+from ..utils.checks import check_number
 from .sharing import SharedVerdicts, program_key, targets_identity
 
 
@@ -60,14 +61,12 @@ class SciCodeEvaluator:
                  max_file_mb: Optional[int] = 1024, isolate_network: bool = True,
                  restrict_files: bool = True, drop_privileges: bool = True, forensics: bool = True,
                  later_tests_s: float = 10.0):
-        for name, value in (('timeout', timeout), ('max_workers', max_workers),
-                            ('max_output_bytes', max_output_bytes), ('memory_limit_mb', memory_limit_mb),
-                            ('max_processes', max_processes), ('max_file_mb', max_file_mb)):
-            if value is not None and not value > 0:
-                raise ConfigError(f'must be positive, got {value!r}', key=name)
-        if not isinstance(later_tests_s, (int, float)) or isinstance(later_tests_s, bool) or later_tests_s < 0:
-            raise ConfigError(f'must be a number of seconds >= 0, got {later_tests_s!r}', key='later_tests_s',
-                              fix='e.g. later_tests_s=10 (the default), or 0 to run no later tests')
+        check_number('timeout', timeout, above=0, example=STEP_TIMEOUT_S)
+        for name, value, example in (('max_workers', max_workers, 2), ('max_output_bytes', max_output_bytes, 65536),
+                                     ('memory_limit_mb', memory_limit_mb, 8192), ('max_processes', max_processes, 64),
+                                     ('max_file_mb', max_file_mb, 1024)):
+            check_number(name, value, whole=True, at_least=1, optional=name != 'max_output_bytes', example=example)
+        check_number('later_tests_s', later_tests_s, at_least=0, example=10.0)     # 0: no later tests
         if prefilled_mode not in PREFILLED_MODES:
             raise ConfigError(f'unknown prefilled_mode {prefilled_mode!r}', key='prefilled_mode',
                               fix=f'use one of {", ".join(map(repr, PREFILLED_MODES))}')
