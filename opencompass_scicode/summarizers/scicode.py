@@ -84,15 +84,10 @@ def _cell(results, metric):
     text = f'{results[rate]:.1f} ({results[num]}/{results[den]})'
     if results.get(ci):
         text += f' [{results[ci][0]:.0f}-{results[ci][1]:.0f}]'
-    if results.get('subproblem_not_scored'):
-        text += f'; {not_scored_text(results)}'
-    return text
-
-
-def not_scored_text(results):
-    """`N steps not scored`: beside a rate, so that unscored steps never read as a low score."""
     n = results.get('subproblem_not_scored') or 0
-    return f'{n} step{"" if n == 1 else "s"} not scored' if n else ''
+    if n:       # beside the rate, so that unscored steps never read as a low score
+        text += f'; {_count(n, "step")} not scored'
+    return text
 
 
 def _cost(price, prompt_tokens, completion_tokens):

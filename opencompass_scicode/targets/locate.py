@@ -91,7 +91,8 @@ def read_report(h5_path):
 
 
 def plan_targets(dataset):
-    """(kind, path) without doing any expensive work; raises DataError if impossible."""
+    """(kind, path); raises DataError if impossible. Reads no targets: the only work is unpacking
+    OpenCompass's zip, once (per_step.unpacked)."""
     if dataset.h5py_file:
         path = Path(dataset.h5py_file)
         if path.is_dir():
