@@ -46,7 +46,7 @@ from opencompass_scicode.evaluation import SciCodeEvaluator  # noqa: E402
 from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S  # noqa: E402
 from opencompass_scicode.evaluation.program import step_program  # noqa: E402
 from opencompass_scicode.evaluation.regenerate import ensure_targets  # noqa: E402
-from opencompass_scicode.results.timings import CACHE_ENV  # noqa: E402
+from opencompass_scicode.pool.timings import CACHE_ENV  # noqa: E402
 
 
 def _verdict(status):

@@ -11,12 +11,12 @@ import time
 from helpers import gold_predictions, tiny_dataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.regenerate import ensure_targets
-from opencompass_scicode.evaluation.scheduler import StepScheduler
-from opencompass_scicode.utils.cpuslots import CpuSlots
+from opencompass_scicode.pool import StepPool
+from opencompass_scicode.pool.cpuslots import CpuSlots
 
 HOLDER = '''
 import sys, time
-from opencompass_scicode.utils.cpuslots import CpuSlots
+from opencompass_scicode.pool.cpuslots import CpuSlots
 with CpuSlots(1, sys.argv[1]).hold():
     print('holding', flush=True)
     time.sleep(600)
@@ -66,7 +66,7 @@ def _intervals(tiny_data, slot_count, slot_dir):
         record['code'] = SLEEP + record['code']
     jobs, _ = evaluator.jobs(ds, preds, targets)
     got = []
-    scheduler = StepScheduler(evaluator.make_executor, cpus=CpuSlots(slot_count, str(slot_dir)))
+    scheduler = StepPool(evaluator.make_executor, cpus=CpuSlots(slot_count, str(slot_dir)))
     scheduler.submit(evaluator.submissions(jobs, targets.path, scheduler.durations, got.append))
     scheduler.close()
     assert {r.status for r in got} == {'pass'}

@@ -1,4 +1,4 @@
-"""Early evaluation and evaluation tasks share one scheduler: steps of different problems run side
+"""Early evaluation and evaluation tasks share one step pool: steps of different problems run side
 by side, and no program is run twice."""
 import re
 import threading
@@ -49,7 +49,7 @@ def test_steps_of_different_problems_overlap_during_inference(official_data, tmp
     assert len(ran) == 2
 
 
-def test_a_scheduler_takes_steps_as_they_come_and_runs_each_program_once(tiny_data):
+def test_a_step_pool_takes_steps_as_they_come_and_runs_each_program_once(tiny_data):
     ds = tiny_dataset(tiny_data)
     targets = ensure_targets(ds)
     evaluator = SciCodeEvaluator(timeout=60, max_workers=2)
@@ -61,19 +61,19 @@ def test_a_scheduler_takes_steps_as_they_come_and_runs_each_program_once(tiny_da
         with lock:
             got.append(record)
 
-    scheduler = evaluator.scheduler()
+    scheduler = evaluator.pool()
     first = {('900.1', 0): jobs['900.1', 0]}
-    scheduler.submit(evaluator.submissions(first, targets.path, scheduler.durations, done))
+    scheduler.submit(evaluator.submissions(first, targets.path, scheduler.durations, done, verdicts=scheduler.claims))
     time.sleep(0.5)                      # inference of the other problems goes on meanwhile
     rest = {key: job for key, job in jobs.items() if key[0] != '900.1'}
-    scheduler.submit(evaluator.submissions(rest, targets.path, scheduler.durations, done))
+    scheduler.submit(evaluator.submissions(rest, targets.path, scheduler.durations, done, verdicts=scheduler.claims))
     # the same program again (as for the other background setting): answered, not run again
-    scheduler.submit(evaluator.submissions(first, targets.path, scheduler.durations, done))
+    scheduler.submit(evaluator.submissions(first, targets.path, scheduler.durations, done, verdicts=scheduler.claims))
     scheduler.close()
     assert sorted((r.step_id, r.status) for r in got) == [
         ('900.1', 'pass'), ('900.1', 'pass'), ('900.2', 'pass'), ('901.1', 'pass')]
     again = [r for r in got if r.step_id == '900.1']
     assert [r.shared for r in again] == [False, True] and again[0].stdout == again[1].stdout
-    assert len(scheduler.shared._results) == 3       # three programs ran
+    assert len(scheduler.claims._results) == 3       # three programs ran
     with pytest.raises(RuntimeError):
-        scheduler.submit(evaluator.submissions(first, targets.path, scheduler.durations, done))
+        scheduler.submit(evaluator.submissions(first, targets.path, scheduler.durations, done, verdicts=scheduler.claims))

@@ -1,7 +1,7 @@
 """The package's layers, held against its imports.
 
 From the top: the face; planning and launching; tasks; the work; data; the
-sandbox. A module imports only from its own layer or below, and a few parts
+step pool; the sandbox. A module imports only from its own layer or below, and a few parts
 are held to narrower rules (the `NEVER` and `ONLY` tables). Every import
 counts, including those inside functions: a lazy import is still a
 dependency.
@@ -19,6 +19,7 @@ LAYERS = (                                   # top to bottom
     ('tasks', {'tasks'}),
     ('work', {'inference', 'prompts', 'models', 'evaluation', 'summarizers'}),
     ('data', {'datasets', 'predictions', 'targets', 'results'}),
+    ('pool', {'pool'}),
     ('ground', {'sandbox'}),
 )
 # Anyone may import these; they import nothing else of the package.
@@ -27,6 +28,7 @@ BASE = {'errors', 'utils', 'registry', '__init__'}
 # part -> the parts (or modules, dotted below the package) it may import besides BASE and itself.
 ONLY = {
     'sandbox': set(),
+    'pool': {'sandbox'},           # runs programs; what their runs mean is scoring's (evaluation)
     'targets': {'datasets'},
     'summarizers': {'results'},
     'runners': {'tasks.contract'},
@@ -157,6 +159,7 @@ def test_the_checker_names_file_and_line_of_a_back_import(tmp_path):
         'sandbox/bad.py': 'from .. import errors, verdicts\nfrom . import executor\n'
                           'def late():\n    import opencompass_scicode.targets.h5format\n',
         'sandbox/inner/deep.py': 'from ...utils import workdir\nfrom ...targets import h5format\n',
+        'pool/workers.py': 'from ..sandbox.executor import StepRun\nfrom ..evaluation.verdict import decide\n',
     })
     found = {(file, line, mod) for file, line, mod, _ in violations(root)}
     assert found == {
@@ -169,6 +172,7 @@ def test_the_checker_names_file_and_line_of_a_back_import(tmp_path):
         (f'{PACKAGE}/sandbox/bad.py', 1, 'verdicts'),
         (f'{PACKAGE}/sandbox/bad.py', 4, 'targets.h5format'),
         (f'{PACKAGE}/sandbox/inner/deep.py', 2, 'targets'),
+        (f'{PACKAGE}/pool/workers.py', 2, 'evaluation.verdict'),
     }
 
 

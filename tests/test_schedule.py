@@ -1,6 +1,6 @@
-"""The order in which workers run steps (evaluation/schedule.py) and the import costs it uses."""
-from opencompass_scicode.evaluation.schedule import Planner
-from opencompass_scicode.results.timings import ImportCosts, StepDurations
+"""The order in which workers run steps (pool/planner.py) and the import costs it uses."""
+from opencompass_scicode.pool.planner import Planner
+from opencompass_scicode.pool.timings import ImportCosts, StepDurations
 
 BASE = {'numpy', 'math'}
 

@@ -13,7 +13,7 @@ import pytest
 
 from helpers import TINY_PROBLEMS, descendants, gold_predictions, make_data_dir, tiny_dataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
-from opencompass_scicode.results.timings import durations_path
+from opencompass_scicode.pool.timings import durations_path
 from opencompass_scicode.sandbox import leftovers
 from opencompass_scicode.sandbox.executor import ForkServerExecutor, Limits, StepJob, _Worker
 from opencompass_scicode.sandbox.lockdown import CGROUP_ROOT

@@ -1,8 +1,8 @@
 """Scores a problem as soon as its inference is done, while other problems still generate.
 
 Runs inside the inference task. A background thread turns each finished
-problem into step jobs and hands them to the scheduler of its evaluator's
-settings (one pool of workers for all datasets that share them), so steps of
+problem into step jobs and hands them to the step pool of its evaluator's
+settings (one step pool for all datasets that share them), so steps of
 different problems run side by side and inference never waits for scoring.
 Verdicts go to the run's shared verdict cache; the eval task later finds them
 there (same program, tests, targets and limits -> same key) instead of running
@@ -12,8 +12,8 @@ import json
 import queue
 import threading
 
+from ..pool.timings import StepDurations, durations_path
 from ..targets.locate import load_targets
-from ..results.timings import StepDurations, durations_path
 from .sharing import SharedVerdicts
 
 
@@ -25,7 +25,7 @@ class EagerEvaluator:
         self.on_scored = on_scored or (lambda record: None)
         self.items = queue.Queue()
         self.by_abbr = {}
-        self.schedulers = {}
+        self.pools = {}
         for part, evaluator in parts_and_evaluators:
             try:
                 # Targets not ready (regeneration pending) raise: that dataset is left to eval.
@@ -33,13 +33,13 @@ class EagerEvaluator:
             except Exception as exc:      # never let early scoring break inference
                 log(f'{part.dataset.abbr}: no early evaluation ({type(exc).__name__}: {exc})')
                 continue
-            pool = (json.dumps(evaluator.settings(), sort_keys=True), str(part.dataset.data_dir))
-            if pool not in self.schedulers:
+            same = (json.dumps(evaluator.settings(), sort_keys=True), str(part.dataset.data_dir))
+            if same not in self.pools:
                 durations = StepDurations(durations_path(part.dataset.data_dir))
-                self.schedulers[pool] = (evaluator.scheduler(self.shared, durations), durations)
-            self.by_abbr[part.dataset.abbr] = (part, evaluator, targets, *self.schedulers[pool])
-        for scheduler, _ in self.schedulers.values():
-            scheduler.start()      # workers import the scientific stack while inference begins
+                self.pools[same] = (evaluator.pool(self.shared, durations), durations)
+            self.by_abbr[part.dataset.abbr] = (part, evaluator, targets, *self.pools[same])
+        for pool, _ in self.pools.values():
+            pool.start()      # workers import the scientific stack while inference begins
         self.thread = threading.Thread(target=self._loop, name='early-evaluation', daemon=True)
         self.thread.start()
 
@@ -54,11 +54,12 @@ class EagerEvaluator:
             if item is None:
                 return
             abbr, problem, sample = item
-            part, evaluator, targets, scheduler, durations = self.by_abbr[abbr]
+            part, evaluator, targets, pool, durations = self.by_abbr[abbr]
             try:
                 jobs, _ = evaluator.jobs(_OneProblem(part.dataset, problem), part.store.load(), targets,
                                          samples=[sample])
-                scheduler.submit(evaluator.submissions(jobs, targets.path, durations, done=self.on_scored))
+                pool.submit(evaluator.submissions(jobs, targets.path, durations, self.on_scored,
+                                                  verdicts=self.shared))
             except Exception as exc:   # the eval task will score it anyway
                 self.log(f'early evaluation of problem {problem.problem_id} skipped: {exc}')
 
@@ -66,10 +67,10 @@ class EagerEvaluator:
         """Wait until every submitted step has its verdict."""
         self.items.put(None)
         self.thread.join()
-        for scheduler, _ in self.schedulers.values():
-            scheduler.close()
-            if scheduler.protections:
-                self.shared.put_meta('protections', scheduler.protections)
+        for pool, _ in self.pools.values():
+            pool.close()
+            if pool.protections:
+                self.shared.put_meta('protections', pool.protections)
 
 
 class _OneProblem:

@@ -1,18 +1,25 @@
-"""Scores predictions: every scored step in its own sandboxed process, official semantics."""
+"""Scores predictions: every scored step in its own sandboxed process, official semantics.
+
+The evaluator says what each step's job is (jobs), hands the jobs to a step
+pool (pool/) that runs them, turns each run into a record (verdict.py) and the
+records into metrics (metrics.py).
+"""
+import dataclasses
 import os
 from typing import Optional
 
 from ..datasets.chain import PREFILLED_MODES, code_chain
 from ..errors import ConfigError
+from ..pool import StepPool, Submission
+from ..pool.timings import StepDurations, durations_path
 from ..predictions import record_key
 from ..results import StepRecord
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
+from ..utils.checks import check_number
 from .metrics import score
 from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
-from .scheduler import StepScheduler, Submission
-from ..results.timings import StepDurations, durations_path
-from ..utils.checks import check_number
-from .sharing import SharedVerdicts, program_key, targets_identity
+from .sharing import LocalVerdicts, SharedVerdicts, program_key, targets_identity
+from .verdict import record_for
 
 
 # The official harness gives each step program 1800 s.
@@ -177,25 +184,28 @@ class SciCodeEvaluator:
         return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers)
 
     # ------------------------------------------------------------ running
-    def submissions(self, jobs, targets_path, durations, done, n=1):
-        """What the scheduler needs of each job ({(step_id, sample): job}); `done(record)` is
-        called with its verdict (which names its sample when n > 1)."""
+    def submissions(self, jobs, targets_path, durations, done, n=1, verdicts=None):
+        """What the step pool needs of each job ({(step_id, sample): job}); `done(record)` is
+        called with its verdict (which names its sample when n > 1). `verdicts`: the verdicts
+        shared with the run's other tasks (the pool's claims), where each new one is kept."""
         identity = targets_identity(targets_path)
+        verdicts = verdicts if verdicts is not None else LocalVerdicts()
         # a record is shared only with tasks that would write the same record
         settings = {**self.verdict_settings(), **self.forensics_settings()}
         out = []
         for (sid, sample), job in jobs.items():
             key = program_key(job, identity, settings)
-            out.append(Submission(key, job, durations.expected(sid, key), done,
-                                  sample=sample if n > 1 else None))
+            judge = _judge(job, key, verdicts, done, sample if n > 1 else None)
+            out.append(Submission(key, job, durations.expected(sid, key), judge))
         return out
 
-    def scheduler(self, shared=None, durations=None):
-        """A pool of `max_workers` workers for this evaluator's limits (started on first use)."""
-        return StepScheduler(self.make_executor, shared, durations)
+    def pool(self, verdicts=None, durations=None):
+        """A pool of `max_workers` workers for this evaluator's limits (started on first use);
+        `verdicts` are its claims."""
+        return StepPool(self.make_executor, verdicts if verdicts is not None else LocalVerdicts(), durations)
 
-    def run_jobs(self, jobs, targets_path, on_step=None, shared=None, durations=None, n=1):
-        """Run jobs in the order schedule.py plans; (step_id, sample) -> StepRecord.
+    def run_jobs(self, jobs, targets_path, on_step=None, verdicts=None, durations=None, n=1):
+        """Run jobs in the order the pool plans; (step_id, sample) -> StepRecord.
 
         A program another eval task has already run (or is running) is not run
         again: its verdict is shared.
@@ -208,10 +218,11 @@ class SciCodeEvaluator:
                 on_step(record)
 
         durations = durations or StepDurations(None)
-        scheduler = self.scheduler(shared, durations)
-        scheduler.submit(self.submissions(jobs, targets_path, durations, done, n))
-        scheduler.close()
-        self.protections = self.protections or scheduler.protections
+        verdicts = verdicts if verdicts is not None else LocalVerdicts()
+        pool = self.pool(verdicts, durations)
+        pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts))
+        pool.close()
+        self.protections = self.protections or pool.protections
         return records
 
     def evaluate(self, dataset, predictions, targets, on_step=None, shared_dir=None, n=1, ks=(), known=None):
@@ -227,7 +238,7 @@ class SciCodeEvaluator:
                 on_step(record)
         shared = SharedVerdicts(shared_dir) if shared_dir else None
         durations = StepDurations(durations_path(dataset.data_dir))
-        records.update(self.run_jobs(jobs, targets.path, on_step, shared, durations, n))
+        records.update(self.run_jobs(jobs, targets.path, on_step, shared or LocalVerdicts(), durations, n))
         if shared is not None:
             # Every step may have been run by another task: report its sandbox.
             if self.protections:
@@ -235,6 +246,24 @@ class SciCodeEvaluator:
             else:
                 self.protections = shared.get_meta('protections') or {}
         return score(dataset.problems, records, n, ks)
+
+
+def _judge(job, key, verdicts, done, sample):
+    """The pool's callback for one job: the run (None: settled by another task) becomes the
+    step's record, kept in `verdicts` unless the harness failed, then handed to `done`."""
+    def judge(run, copy):
+        if run is None:
+            done(StepRecord.from_dict(verdicts.get(key), step_id=job.step_id, shared=True, sample=sample))
+            return False
+        record = record_for(job, run)
+        if not copy:
+            if record.status == 'eval_error':
+                verdicts.release(key)       # do not share a harness failure
+            else:
+                verdicts.put(key, record.to_dict())
+        done(dataclasses.replace(record, sample=sample, shared=copy))
+        return record.status != 'eval_error'
+    return judge
 
 
 def default_workers():

@@ -13,7 +13,6 @@ import json
 import math
 
 from ..sandbox.forensics import COMPARISON_CAP
-from .verdict import decided_part
 
 TEXT_CAP = 600
 PHRASE_CAP = 300
@@ -53,13 +52,13 @@ def _comparison(event):
     return value
 
 
-def step_facts(run, n_tests, status):
-    """Record fields (only those that say something) for a StepRun that got `status`."""
+def step_facts(run, n_tests, status, decisive):
+    """Record fields (only those that say something) for a StepRun that got `status`; `decisive`:
+    its events up to the verdict (verdict.decided_part)."""
     facts = {'tests_total': n_tests}
     if status == 'pass':
         facts['tests_passed'] = n_tests
         return facts
-    decisive = decided_part(run.events)
     after = run.events[len(decisive):]
     done = sum(1 for e in decisive if e.get('event') == 'test_done')
     failed = next((e for e in decisive if e.get('event') in ('exception', 'violation')), None)

@@ -24,7 +24,7 @@ from ..targets.locate import load_targets, plan_targets, read_report, report_pat
 from .capture import RECORDER, CaptureError, capture_test
 from .evaluator import STEP_TIMEOUT_S
 from .program import code_prefix, with_simps_shim
-from ..results.timings import StepDurations, durations_path
+from ..pool.timings import StepDurations, durations_path
 
 
 def regeneration_program(problem, step, prefilled_text, out_path):

@@ -1,11 +1,13 @@
-"""Run each distinct step program once per run.
+"""Each distinct step program's verdict, once per run.
 
 `SharedVerdicts`: eval tasks of one run (separate processes) score identical
 step programs — same program text, tests, targets and limits; for example a
 model whose answers are the same with and without background. The first task
 to claim a program runs it; the others reuse its record.
 
-Step durations are remembered in results/timings.py.
+They are the claims of the step pool (pool/workers.py): it runs a program only
+if no verdict is known and no live process here runs it. Step durations are
+remembered in pool/timings.py.
 """
 import hashlib
 import json
@@ -66,6 +68,10 @@ class SharedVerdicts:
         except (OSError, ValueError):
             return None
 
+    def settled(self, key):
+        """Has the program a verdict already (the step pool then does not run it)?"""
+        return self.get(key) is not None
+
     def try_claim(self, key):
         """True: the caller must run it. False: someone else is running it right now."""
         claim = self._claim(key)
@@ -117,6 +123,9 @@ class LocalVerdicts(SharedVerdicts):
 
     def get(self, key):
         return self._results.get(key)
+
+    def settled(self, key):
+        return key in self._results
 
     def try_claim(self, key):
         return True

@@ -12,9 +12,16 @@ steps fail: `no_code`, `truncated`, `syntax_error`, `name_error`,
 (memory, processes, file size), `tamper` (the step tried to fake its verdict),
 `eval_error` (the harness failed, not the model), `pass`, `skipped` (the list, in
 display order, is results.CATEGORIES).
+
+`record_for` turns a run into the step's record: the verdict, and what
+forensics.py reads from the events about a failure. The steps that cannot run
+at all get theirs in evaluator.py (`cannot_run`) and results/record.py.
 """
 import signal
 from typing import NamedTuple, Optional
+
+from ..results import StepRecord
+from .forensics import phrase, step_facts
 
 _BY_ERROR = {'SyntaxError': 'syntax_error', 'IndentationError': 'syntax_error', 'TabError': 'syntax_error',
              'NameError': 'name_error', 'UnboundLocalError': 'name_error',
@@ -109,3 +116,14 @@ def decide(run, n_tests):
     if sig in _LIMIT_SIGNALS:
         return Verdict('fail', message, None, 'resource_limit', sig.name)
     return Verdict('fail', message, None, 'exception', sig.name if sig else None)
+
+
+def record_for(job, run):
+    """The StepRecord of a StepJob's StepRun: its verdict, and why it failed if it did."""
+    n_tests = len(job.tests)
+    verdict = decide(run, n_tests)
+    facts = step_facts(run, n_tests, verdict.status, decided_part(run.events))
+    told = phrase(facts.get('comparison'))
+    return StepRecord(job.step_id, verdict.status, run.returncode, run.duration_s, run.stdout, run.stderr,
+                      verdict.message + (f'; compared {told}' if told else ''), verdict.violation,
+                      category=verdict.category, error_type=verdict.error_type, **facts)

@@ -1,5 +1,5 @@
 """What a problem is expected to cost, to make shards of about equal size."""
-from ..results.timings import StepDurations, durations_path
+from ..pool.timings import StepDurations, durations_path
 
 
 def infer_costs(dataset):

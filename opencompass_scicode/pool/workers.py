@@ -1,30 +1,28 @@
-"""One pool of workers scoring steps as they arrive.
+"""One pool of workers running step programs as they arrive.
 
 Both evaluation paths use it. The evaluation task submits all of a dataset's
 steps at once. Early evaluation, inside the inference task, submits each
 problem's steps when its last step is answered: steps of different problems
 then run side by side while the model still answers others.
 
-Which free worker runs which pending step is planned in schedule.py. A step
-whose program another submission (or another task of the run, through the
-shared verdicts) has already run or is running is not run again: it gets that
-verdict. A step that runs while the other workers are idle and nothing waits
-may use their cores for its numerical libraries. A step runs while holding one
-of the machine's CPU slots (utils/cpuslots.py), so that the pools of several
-tasks on one machine never run more steps at once than it has CPUs.
+The pool runs programs; it never judges them. Each submission names its
+program by a key (same key, same program); a program is run once however many
+submissions name it, and every one of them is handed the run (scoring turns it
+into a verdict). Which free worker runs which pending program is planned in
+planner.py. A step that runs while the other workers are idle and nothing
+waits may use their cores for its numerical libraries. A step runs while
+holding one of the machine's CPU slots (cpuslots.py), so that the pools of
+several tasks on one machine never run more steps at once than it has CPUs.
 """
 import dataclasses
 import threading
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ..results import StepRecord
-from .schedule import Planner
-from ..results.timings import StepDurations
-from ..utils.cpuslots import CpuSlots
-from .sharing import LocalVerdicts
-from .forensics import phrase, step_facts
-from .verdict import decide
+from ..sandbox.executor import StepRun
+from .cpuslots import CpuSlots
+from .planner import Planner
+from .timings import StepDurations
 
 
 # A step expected to run this long may use idle workers' cores (short ones would not gain).
@@ -33,31 +31,41 @@ LONE_STEP_S = 2.0
 
 @dataclass
 class Submission:
-    """One step to score; `key` names its program (same key, same verdict)."""
+    """One program to run; `key` names it (same key, same program, same outcome).
+
+    `done(run, copy)` is called once with the StepRun (`copy`: another submission's run of the
+    same program), or with None when the program was settled elsewhere (`claims.settled`); it
+    returns True if the run measured the program (its time is then remembered)."""
     key: str
     job: object                       # sandbox StepJob
     expected_s: float
-    done: Callable[[StepRecord], None]
-    sample: Optional[int] = None      # which sample of its problem, when there are several
+    done: Callable[[Optional[StepRun], bool], bool]
 
 
-def _record(step_id, verdict, run, n_tests):
-    facts = step_facts(run, n_tests, verdict.status)
-    told = phrase(facts.get('comparison'))
-    return StepRecord(step_id, verdict.status, run.returncode, run.duration_s, run.stdout, run.stderr,
-                      verdict.message + (f'; compared {told}' if told else ''), verdict.violation,
-                      category=verdict.category, error_type=verdict.error_type, **facts)
+class NoClaims:
+    """Programs are claimed by one pool only: nobody else runs or settles them."""
+
+    def settled(self, key):
+        return False
+
+    def try_claim(self, key):
+        return True
 
 
-class StepScheduler:
-    """`make_executor()` gives a started-on-demand executor; `shared`: verdicts shared with the
-    run's other tasks; `durations`: remembered step durations and import costs (saved at close);
-    `cpus`: the machine's CPU slots."""
+def harness_failure(exc):
+    """The run of a program whose harness failed (not the program)."""
+    return StepRun(None, False, 0.0, error=f'{type(exc).__name__}: {exc}')
 
-    def __init__(self, make_executor, shared=None, durations=None, cpus=None):
+
+class StepPool:
+    """`make_executor()` gives a started-on-demand executor; `claims`: who else may run or have
+    run a program (another task of the run: `settled(key)`, `try_claim(key)`); `durations`:
+    remembered step durations and import costs (saved at close); `cpus`: the machine's CPU slots."""
+
+    def __init__(self, make_executor, claims=None, durations=None, cpus=None):
         self._make_executor = make_executor
         self.cpus = cpus or CpuSlots()
-        self.shared = shared or LocalVerdicts()
+        self.claims = claims or NoClaims()
         self.durations = durations or StepDurations(None)
         self.protections = {}
         self._executor = None
@@ -72,7 +80,8 @@ class StepScheduler:
 
     # ------------------------------------------------------------ the caller's side
     def submit(self, submissions):
-        """Queue steps; returns at once. Their `done` is called from a worker thread."""
+        """Queue programs; returns at once. Their `done` is called from a worker thread (or here,
+        for a program settled elsewhere)."""
         fresh = {}
         with self._changed:
             if self._closed:
@@ -81,11 +90,9 @@ class StepScheduler:
                 if item.key in self._waiting:          # the same program is queued or running
                     self._waiting[item.key].append(item)
                     continue
-                cached = self.shared.get(item.key)
-                if cached is not None:                 # run by another task (or earlier here)
+                if self.claims.settled(item.key):      # run by another task (or earlier here)
                     with self._reporting:
-                        item.done(StepRecord.from_dict(cached, step_id=item.job.step_id, shared=True,
-                                                       sample=item.sample))
+                        item.done(None, True)
                     continue
                 self._waiting[item.key] = [item]
                 self._jobs[item.key] = item.job
@@ -101,7 +108,7 @@ class StepScheduler:
         self._executor.prefetch([s.job for s in fresh.values()])
 
     def close(self):
-        """No more submissions: wait until every step has its verdict, then stop the workers."""
+        """No more submissions: wait until every program has run, then stop the workers."""
         with self._changed:
             self._closed = True
             self._changed.notify_all()
@@ -132,15 +139,18 @@ class StepScheduler:
         for thread in self._threads:
             thread.start()
 
-    def _answer(self, key, record):
-        """Hand `record` to everyone waiting for `key` (the first one ran it)."""
+    def _answer(self, key, run):
+        """Hand `run` (None: settled elsewhere) to everyone waiting for `key`; True if the first
+        of them says it measured the program."""
         with self._changed:
             waiting = self._waiting.pop(key, [])
             self._jobs.pop(key, None)
+        measured = False
         with self._reporting:
             for i, item in enumerate(waiting):
-                item.done(dataclasses.replace(record, step_id=item.job.step_id, sample=item.sample,
-                                              shared=record.shared or i > 0))
+                counts = item.done(run, run is None or i > 0)
+                measured = measured or (i == 0 and bool(counts))
+        return measured
 
     def _next(self, slot):
         """(key, worker to copy first or None), or None once closed and all is done."""
@@ -148,11 +158,10 @@ class StepScheduler:
         with self._changed:
             while True:
                 for key in planner.order(slot):
-                    cached = self.shared.get(key)
-                    if cached is not None:         # another task (or early evaluation) ran it
+                    if self.claims.settled(key):       # another task (or early evaluation) ran it
                         planner.drop(key)
-                        self._answer(key, StepRecord.from_dict(cached, shared=True))
-                    elif self.shared.try_claim(key):
+                        self._answer(key, None)
+                    elif self.claims.try_claim(key):
                         return key, planner.take(slot, key)
                 if not planner.pending and self._closed:
                     return None
@@ -174,7 +183,6 @@ class StepScheduler:
                 return
             key, source = chosen
             job = self._jobs[key]
-            run = None
             try:
                 if source is not None:
                     executor.copy_worker(source, slot)   # else: the worker imports them itself
@@ -182,24 +190,18 @@ class StepScheduler:
                     job = dataclasses.replace(job, threads=executor.threads * executor.workers)
                 with self.cpus.hold():
                     run = executor.run(job, slot)
-                record = _record(job.step_id, decide(run, len(job.tests)), run, len(job.tests))
                 protections = next((e.get('protections') for e in run.events
                                     if e.get('event') == 'sandbox'), None)
                 if protections and not self.protections:
                     self.protections = protections
-            except Exception as exc:  # the harness failed, not the model
-                record = StepRecord(job.step_id, 'eval_error', message=f'{type(exc).__name__}: {exc}',
-                                    category='eval_error', error_type=type(exc).__name__)
-            if record.status == 'eval_error':
-                self.shared.release(key)      # do not share a harness failure
-            else:
-                self.shared.put(key, record.to_dict())
+            except Exception as exc:  # the harness failed, not the program
+                run = harness_failure(exc)
+            measured = self._answer(key, run)
             with self._changed:
-                if run is not None and record.status != 'eval_error':
+                if measured:
                     # the worker's whole time on it (later tests for information included): what it costs
                     busy = run.busy_s or run.duration_s
                     self._observed.append((job.step_id, key, max(0.0, busy - run.import_s)))
                     self._imported.update(run.imported)
                 self._planner.finished(slot)
                 self._changed.notify_all()
-            self._answer(key, record)

@@ -1,7 +1,7 @@
 """How long each step took last time, and what importing each module cost a worker.
 
 Remembered per data directory (its cache/), so that evaluation is planned for
-the workers to finish together (evaluation/schedule.py) and work is split
+the workers to finish together (planner.py) and work is split
 into shards of similar cost (partitioners/).
 """
 import fcntl
