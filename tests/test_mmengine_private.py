@@ -6,6 +6,7 @@ import inspect
 from pathlib import Path
 
 import mmengine
+import mmengine.config.config as config_module
 import pytest
 from mmengine.config import Config
 from mmengine.config.lazy import LazyObject
@@ -13,7 +14,8 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
 from opencompass_scicode.config import load_config
-from opencompass_scicode.config.mmengine_private import TESTED, check_version, placeholder_name
+from opencompass_scicode.config.mmengine_private import (TESTED, check_version, lazy_reads_substituted,
+                                                         placeholder_name)
 from opencompass_scicode.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +67,26 @@ def test_a_placeholder_without_the_expected_attribute_fails_loudly():
     vars(renamed)['_name'] = vars(renamed).pop('_imported')    # as if mmengine renamed it
     with pytest.raises(KeyError):
         placeholder_name(renamed)
+
+
+LAZY = '''from mmengine.config import read_base
+with read_base():
+    from .part import value
+'''
+
+
+def test_lazy_import_mode_substitutes_only_through_lazy_reads_substituted(tmp_path, monkeypatch):
+    # mmengine reads these files with the `open` of its module's globals: none of its own there.
+    assert 'open' not in vars(config_module)
+    (tmp_path / 'part.py').write_text("value = '{{$SCICODE_TEST_VALUE:default}}/{{fileBasename}}'\n")
+    (tmp_path / 'cfg.py').write_text(LAZY)
+    monkeypatch.setenv('SCICODE_TEST_VALUE', 'set')
+    # Without it, nothing is substituted. If this fails, mmengine substitutes in lazy-import mode
+    # itself now, and lazy_reads_substituted() may go.
+    assert Config.fromfile(str(tmp_path / 'cfg.py'))['value'] == '{{$SCICODE_TEST_VALUE:default}}/{{fileBasename}}'
+    with lazy_reads_substituted():
+        assert Config.fromfile(str(tmp_path / 'cfg.py'))['value'] == 'set/part.py'
+    assert 'open' not in vars(config_module)
 
 
 @pytest.mark.parametrize('version', [mmengine.__version__, '0.10.0', '0.10.7'])

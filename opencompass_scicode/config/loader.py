@@ -11,7 +11,9 @@ the names of any read_base() block bound first), and its variables are merged
 over the bases with mmengine's merge rules (dicts merge key by key,
 `_delete_=True` replaces, lists are replaced).
 
-What this takes of mmengine's private parts is in mmengine_private.py.
+Every file gets mmengine's `{{fileDirname}}` and `{{$VAR:default}}`
+substitutions, also those mmengine reads in lazy-import mode (where it makes
+none). What this takes of mmengine's private parts is in mmengine_private.py.
 
 An exception raised while a config file runs is reported with the file and
 line it came from, which may be a base.
@@ -172,7 +174,8 @@ def _execution_error(exc, path):
 
 def _fromfile(path):
     try:
-        return Config.fromfile(str(path), format_python_code=False)
+        with mmengine_private.lazy_reads_substituted():     # as mmengine substitutes plain files
+            return Config.fromfile(str(path), format_python_code=False)
     except ConfigError:
         raise
     except FileNotFoundError as exc:
