@@ -363,3 +363,33 @@ def test_numbers_in_range_are_taken():
                             query_per_second=0.5, retries=0, max_retry_wait=0, temperature=0, max_out_len=1)
     assert (model.max_concurrency, model.query_per_second, model.retries) == (1, 0.5, 0)
     assert LocalRunner(max_num_workers=3).max_num_workers == 3
+
+
+# `{{$VAR:default}}` and `{{fileDirname}}` in a file that is plain Python (mmengine substitutes
+# them) or read in lazy-import mode (an import of a third-party module: mmengine does not).
+SUBSTITUTED = '''
+_model = '{{$SCICODE_TEST_MODEL:org/default-model}}'
+models = [dict(type='DummyModel', abbr='m-' + _model.split('/')[-1], path=_model, where='{{fileDirname}}')]
+'''
+IMPORTS = {'plain': '', 'lazy': 'from opencompass_scicode.models import DummyModel\n'}
+LOADS = {'directly': None,
+         'through read_base': 'from mmengine.config import read_base\n\n'
+                              'with read_base():\n    from .parts.model import models\n',
+         'through _base_': "_base_ = ['parts/model.py']\n"}
+
+
+@pytest.mark.parametrize('how', list(LOADS))
+@pytest.mark.parametrize('kind', list(IMPORTS))
+@pytest.mark.parametrize('value, abbr', [(None, 'm-default-model'), ('org/from-env', 'm-from-env')])
+def test_substitutions_happen_however_a_file_is_loaded(tmp_path, monkeypatch, how, kind, value, abbr):
+    (tmp_path / 'parts').mkdir()
+    part = tmp_path / 'parts' / 'model.py'
+    part.write_text(IMPORTS[kind] + SUBSTITUTED)
+    if value is None:
+        monkeypatch.delenv('SCICODE_TEST_MODEL', raising=False)
+    else:
+        monkeypatch.setenv('SCICODE_TEST_MODEL', value)
+    path = part if LOADS[how] is None else write(tmp_path, LOADS[how])
+    model = load_config(path)['models'][0]
+    assert (model['abbr'], model['path'], model['where']) == (abbr, value or 'org/default-model',
+                                                              str(part.parent))

@@ -11,21 +11,24 @@ the names of any read_base() block bound first), and its variables are merged
 over the bases with mmengine's merge rules (dicts merge key by key,
 `_delete_=True` replaces, lists are replaced).
 
+Every file gets mmengine's `{{fileDirname}}` and `{{$VAR:default}}`
+substitutions, also those mmengine reads in lazy-import mode (where it makes
+none). What this takes of mmengine's private parts is in mmengine_private.py.
+
 An exception raised while a config file runs is reported with the file and
 line it came from, which may be a base.
 """
 import ast
 import os
 import re
-import tempfile
 import types
 from pathlib import Path
 
 from mmengine.config import Config, ConfigDict
-from mmengine.config.lazy import LazyAttr, LazyObject
 from mmengine.utils import get_installed_path
 
 from ..errors import ConfigError
+from . import mmengine_private
 from .from_opencompass.names import config_builtins
 from .from_opencompass.entries import adopt
 from .from_opencompass.placeholders import resolve_placeholders
@@ -112,15 +115,10 @@ def _read_base_names(path, block):
 def _substituted(path):
     """The file's text after mmengine's `{{fileDirname}}`, `{{$VAR:default}}` and
     `{{_base_.key}}` substitutions, and the placeholders of the last."""
-    with tempfile.TemporaryDirectory(prefix='scicode-config-') as tmp:
-        text = os.path.join(tmp, path.name)
-        try:
-            Config._substitute_predefined_vars(str(path), text)
-            Config._substitute_env_variables(text, text)
-            base_vars = Config._pre_substitute_base_vars(text, text)
-        except Exception as exc:
-            raise ConfigError(f'could not be loaded: {_describe(exc)}', file=path)
-        return Path(text).read_text(encoding='utf-8'), base_vars
+    try:
+        return mmengine_private.substituted_source(path)
+    except Exception as exc:
+        raise ConfigError(f'could not be loaded: {_describe(exc)}', file=path)
 
 
 def _config_frame(exc):
@@ -149,12 +147,7 @@ def _called_placeholder(exc):
         tb = tb.tb_next
     if tb.tb_frame.f_code.co_name != '__call__':
         return None
-    obj = tb.tb_frame.f_locals.get('self')
-    if isinstance(obj, LazyAttr):
-        return f'{obj.module}.{obj.name}'
-    if isinstance(obj, LazyObject):
-        return obj.module if obj._imported is None else f'{obj.module}.{obj._imported}'
-    return None
+    return mmengine_private.placeholder_name(tb.tb_frame.f_locals.get('self'))
 
 
 def _describe(exc):
@@ -181,7 +174,8 @@ def _execution_error(exc, path):
 
 def _fromfile(path):
     try:
-        return Config.fromfile(str(path), format_python_code=False)
+        with mmengine_private.lazy_reads_substituted():     # as mmengine substitutes plain files
+            return Config.fromfile(str(path), format_python_code=False)
     except ConfigError:
         raise
     except FileNotFoundError as exc:
@@ -192,7 +186,16 @@ def _fromfile(path):
 
 
 def _plain_dict(cfg):
-    return {k: v for k, v in cfg._cfg_dict.to_dict().items()}
+    """The config as plain dicts and lists; placeholders still in it become dotted names."""
+    return cfg.to_dict(keep_imported=True)
+
+
+def _merged(child, base):
+    """`child` merged over `base` (dicts) by the rules of mmengine's `_base_`: dicts merge key by
+    key, `_delete_=True` replaces, other values (lists too) are replaced."""
+    cfg = Config(base)
+    cfg.merge_from_dict(child, allow_list_keys=False)   # top-level keys are names: no dots to split
+    return {key: cfg[key] for key in cfg}
 
 
 def _load_with_bases(path):
@@ -201,7 +204,7 @@ def _load_with_bases(path):
     node = _base_node(tree)
     merged = {}
     for base_path in _base_paths(path, node):
-        merged = Config._merge_a_into_b(_plain_dict(_load(base_path)), merged)
+        merged = _merged(_plain_dict(_load(base_path)), merged)
     namespace = {'__file__': str(path), BASE_KEY: ConfigDict(merged),
                  '__builtins__': config_builtins(str(path))}    # `opencompass.*` imports: names.py
     body = []
@@ -224,8 +227,26 @@ def _load_with_bases(path):
     child = {k: v for k, v in namespace.items()
              if k != BASE_KEY and not k.startswith('__')
              and not isinstance(v, (types.FunctionType, types.ModuleType))}
-    child = Config._substitute_base_vars(child, base_vars, merged)
-    return Config(Config._merge_a_into_b(child, merged), filename=str(path))
+    child = mmengine_private.substitute_base_vars(child, base_vars, merged)
+    return Config(_merged(child, merged), filename=str(path))
+
+
+def _resolve_placeholders(cfg, path):
+    """Swap the config's `opencompass.*` placeholders for OpenCompassNames where they sit."""
+    # ConfigDict builds (imports) a placeholder when it is read, unless its `lazy` switch is on.
+    lazy, ConfigDict.lazy = ConfigDict.lazy, True
+    try:
+        values = {key: cfg[key] for key in cfg}
+    finally:
+        ConfigDict.lazy = lazy
+    before = dict(values)
+    try:
+        resolve_placeholders(values)       # nested dicts and lists in place, the top level in `values`
+    except ConfigError as exc:
+        raise exc.within(file=path) from None
+    for key, value in values.items():
+        if value is not before[key]:
+            cfg[key] = value
 
 
 def _load(path):
@@ -237,10 +258,7 @@ def _load(path):
         cfg = _fromfile(path)
     else:
         cfg = _load_with_bases(path)
-    try:
-        resolve_placeholders(cfg._cfg_dict)
-    except ConfigError as exc:
-        raise exc.within(file=path) from None
+    _resolve_placeholders(cfg, path)
     return cfg
 
 
@@ -251,6 +269,7 @@ def load_config(path, backend=None, notes=None):
     OpenCompass-shaped entries come back in this package's shape (from_opencompass/entries.py;
     `backend`: the server of HuggingFace-type models that name none). What the user should know
     of that translation is appended to `notes` (a list), if given."""
+    mmengine_private.check_version()
     cfg = _load(path)
     try:
         lines = adopt(cfg, backend=backend)

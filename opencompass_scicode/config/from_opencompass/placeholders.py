@@ -8,25 +8,12 @@ plain dict/list access, which reads a placeholder without building it, and each
 `opencompass.*` (OpenCompass's dumped configs write types as strings). Other
 placeholders (this package's classes, numpy, ...) are left to mmengine.
 """
-from mmengine.config.lazy import LazyAttr, LazyObject
-
+from ..mmengine_private import placeholder_name
 from .names import OpenCompassModule, OpenCompassName, is_opencompass, resolve
 
 
-def _dotted(value):
-    """The dotted name a placeholder stands for, or None for other values."""
-    if isinstance(value, LazyObject):
-        module = value._module
-        if not isinstance(module, str):          # `import a.b, a.c` binds the package `a`
-            return module[0].split('.')[0]
-        return f'{module}.{value._imported}' if value._imported else module
-    if isinstance(value, LazyAttr):
-        return f'{value._module}.{value.name}'
-    return None
-
-
 def _swap(value, key, as_type):
-    dotted = _dotted(value)
+    dotted = placeholder_name(value)
     if dotted is not None:
         if not is_opencompass(dotted):
             return value
