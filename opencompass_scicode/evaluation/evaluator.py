@@ -15,6 +15,7 @@ from ..pool.timings import StepDurations, durations_path
 from ..predictions import record_key
 from ..results import StepRecord
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
+from ..targets.reader import StepTargets
 from ..utils.checks import check_number
 from .metrics import score
 from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
@@ -34,14 +35,6 @@ def dependency_modules(dependencies):
 def dependency_names(dependencies):
     """Names a problem's import lines bind: the tests use them, so the model's code must not rebind them."""
     return tuple(name for _, name in dependency_imports(dependencies) if name)
-
-
-def targets_reader(path, step_id, n_tests):
-    """A step's targets, read when the executor asks for them (h5py is imported only then)."""
-    def read():
-        from ..targets.h5format import read_step_targets
-        return read_step_targets(path, step_id, n_tests)
-    return read
 
 
 class SciCodeEvaluator:
@@ -170,11 +163,11 @@ class SciCodeEvaluator:
         tests = list(step.test_cases)
         return StepJob(step_id=step.step_id, program=program, tests=tests,
                        dependencies=problem.dependencies,
-                       targets=targets_reader(str(targets.file_for(step.step_id)), step.step_id, len(tests)),
+                       targets=StepTargets(str(targets.file_for(step.step_id)), step.step_id, len(tests)),
                        preamble=self._preamble(program, tests),
                        guarded_names=dependency_names(problem.dependencies),
                        modules=dependency_modules(problem.dependencies),
-                       forensics=self.forensics, later_tests_s=self.later_tests_s)
+                       forensics=self.forensics, later_tests_s=self.later_tests_s, limits=self.limits)
 
     def _preamble(self, program, tests):
         """The simps shim, where the step uses simps (the official-style program text gets the same)."""

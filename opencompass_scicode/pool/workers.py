@@ -40,6 +40,7 @@ class Submission:
     job: object                       # sandbox StepJob
     expected_s: float
     done: Callable[[Optional[StepRun], bool], bool]
+    owner: object = None              # who asked (a client of the machine's pool), for withdraw()
 
 
 class NoClaims:
@@ -106,6 +107,23 @@ class StepPool:
                 self._executor.watch |= set().union(*(s.job.modules for s in fresh.values()))
             self._changed.notify_all()
         self._executor.prefetch([s.job for s in fresh.values()])
+
+    def withdraw(self, owner):
+        """Forget `owner`'s submissions (it has gone): a program nobody else waits for is not run,
+        or, if it runs already, its run goes to nobody."""
+        with self._changed:
+            for key in list(self._waiting):
+                left = [item for item in self._waiting[key] if item.owner is not owner]
+                self._waiting[key] = left
+                if not left and self._planner is not None and key in self._planner.pending:
+                    self._planner.drop(key)
+                    del self._waiting[key], self._jobs[key]
+            self._changed.notify_all()
+
+    def busy(self):
+        """Programs queued or running."""
+        with self._changed:
+            return bool(self._waiting)
 
     def close(self):
         """No more submissions: wait until every program has run, then stop the workers."""

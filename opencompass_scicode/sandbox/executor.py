@@ -71,6 +71,7 @@ class StepJob:
     # took until then). See forensics.py.
     forensics: bool = True
     later_tests_s: float = 10.0
+    limits: Optional[Limits] = None   # None: the executor's; a pool serving several tasks runs each with its own
 
 
 @dataclass
@@ -335,6 +336,7 @@ class _BaseExecutor:
     def _payload(self, job):
         """(nonce, payload), or (nonce, a result saying why the job cannot run)."""
         nonce = secrets.token_hex(16)
+        limits = job.limits or self.limits
         try:
             targets = self._take_prefetched(job) or pickled_targets(job)
         except Exception as exc:
@@ -344,10 +346,10 @@ class _BaseExecutor:
                        'dependencies': job.dependencies, 'targets': targets,
                        'preamble': job.preamble, 'guarded_names': list(job.guarded_names),
                        'modules': list(job.modules), 'nonce': nonce,
-                       'timeout': self.limits.timeout if job.timeout is None else job.timeout,
+                       'timeout': limits.timeout if job.timeout is None else job.timeout,
                        'threads': job.threads, 'forensics': job.forensics,
                        'later_tests_s': job.later_tests_s if job.forensics else 0.0,
-                       'limits': self.limits.for_job()}
+                       'limits': limits.for_job()}
 
     @staticmethod
     def _to_run(result, nonce):

@@ -1,0 +1,35 @@
+"""Messages between the machine's step pool (server.py) and the tasks using it (machine.py).
+
+Each message is a pickle behind its length, over a local stream socket. Both
+ends are processes of the same run and user: the server refuses any other
+peer, and any process below itself (a step), before it reads a byte.
+"""
+import pickle
+import struct
+
+_LENGTH = struct.Struct('!Q')
+
+
+def send(sock, message):
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    sock.sendall(_LENGTH.pack(len(data)) + data)
+
+
+def _exactly(sock, size):
+    chunks, left = [], size
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b''.join(chunks)
+
+
+def receive(sock):
+    """The next message, or None once the other end has gone (at a message boundary or not)."""
+    header = _exactly(sock, _LENGTH.size)
+    if header is None:
+        return None
+    data = _exactly(sock, _LENGTH.unpack(header)[0])
+    return None if data is None else pickle.loads(data)
