@@ -26,12 +26,11 @@ import pickle
 import random
 import select
 import shutil
-import signal
 import sys
 import tempfile
 import time
 
-from ..utils.procs import process_table
+from ..utils.procs import kill, process_table
 from . import RUNTIME_DIR
 from .forensics import extra_time
 
@@ -72,11 +71,7 @@ def kill_descendants():
     for _ in range(10000):
         if not _reap():
             return
-        for kid in _children_of(me):
-            try:
-                os.kill(kid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        kill(_children_of(me))
         time.sleep(0.001)
 
 
