@@ -4,10 +4,10 @@ Apart from the worker because it runs in another process, under rules of its
 own: it never returns (it exits 70 if anything before or around the harness
 fails, 71 if the harness returns), and the order of its lock-down is part of
 the sandbox. Its own session and death with the worker come first; then its
-descriptors (the report channel on 3, the Landlock ruleset on 4, nothing else),
-environment and directory; then the resource limits, the network, Landlock
-and, last, the drop of privileges (leaving the network and handing the step
-its directory need the root it gives up).
+descriptors (output on 1 and 2, the report channel on 3, the Landlock ruleset
+on 4, nothing else), environment and directory; then the resource limits, the
+network, Landlock and, last, the drop of privileges (leaving the network and
+handing the step its directory need the root it gives up).
 """
 import json
 import os

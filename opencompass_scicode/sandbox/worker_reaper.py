@@ -2,10 +2,10 @@
 
 A worker is a child subreaper (lockdown.set_subreaper): whatever a step starts,
 even after setsid or a double fork, comes back to the worker as an orphan, so
-the worker's subtree is the step and all it started. Counting that subtree is
-the process limit where neither a cgroup nor RLIMIT_NPROC holds it, and killing
-it after each step is the clean-up that needs neither cgroups nor the step's
-keeping to its process group. The zygote does the same for its workers.
+the worker's subtree is the step and all it started. Counting that subtree
+holds the process limit where no `pids` cgroup does, and killing it after each
+step is the clean-up that needs neither cgroups nor the step's keeping to its
+process group. The zygote does the same for its workers.
 """
 import os
 import time

@@ -3,10 +3,10 @@
 The worker waits on the step's three pipes (stdout, stderr and the harness's
 report), on the step's pidfd and on the host's job channel at once. The step
 ends when it exits, when its time is up, when it has more processes than
-allowed (polled only where neither a cgroup nor RLIMIT_NPROC holds the limit)
-or when the host is gone. Once the harness reports the verdict decided, the
-step may go on for information on a clock of its own (forensics.extra_time);
-running out of that is no time-out. Output is kept capped, head and tail.
+allowed (counted here wherever no `pids` cgroup holds the step) or when the
+host is gone. Once the harness reports the verdict decided, the step may go
+on for information on a clock of its own (forensics.extra_time); running out
+of that is no time-out. Output is kept capped, head and tail.
 """
 import json
 import os
