@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..errors import ConfigError, UserFacingError
-from ..utils.procs import process_table
+from ..utils.procs import kill, process_table
 from ..utils.secrets import resolve_server_secrets
 
 PORT = '{port}'
@@ -242,8 +242,4 @@ class ModelServer:
 
     @staticmethod
     def _signal(pgid, sig):
-        try:
-            os.killpg(pgid, sig)
-            return True
-        except (ProcessLookupError, PermissionError):
-            return False
+        return kill(pgid, sig, group=True, denied_ok=True) == 1

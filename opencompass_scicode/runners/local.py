@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..tasks.contract import status_of
 from ..utils.lifeline import PARENT_ENV
+from ..utils.procs import kill
 from .base import BaseRunner
 
 # Evaluation tasks running side by side divide the CPUs among them (evaluation/evaluator.py).
@@ -85,17 +86,10 @@ class LocalRunner(BaseRunner):
 
     def stop(self, handles):
         procs = [h.proc for h in handles]
-        for proc in procs:
-            try:
-                os.killpg(proc.pid, signal.SIGINT)
-            except (ProcessLookupError, PermissionError):
-                pass
+        kill([proc.pid for proc in procs], signal.SIGINT, group=True, denied_ok=True)
         deadline = time.monotonic() + 5
         for proc in procs:
             try:
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+                kill(proc.pid, group=True, denied_ok=True)

@@ -2,7 +2,7 @@
 
 The harness calls this only once the verdict is reported (the failing test's `exception` event,
 then `decided`): nothing here can change the verdict, its category or its duration, which the
-worker takes from that moment (worker.py). What follows is for the reader:
+worker takes from that moment (worker_watch.py). What follows is for the reader:
 - `comparison`: the values the failing assert compared (asserts.py captured them as the test
   evaluated them), summarised by comparisons.py within SUMMARY_S;
 - `later_test` events: the tests after the failing one, run in the same namespace as the official

@@ -10,11 +10,11 @@ starts an executor next can tell which belong to workers that are gone.
 import os
 import re
 import shutil
-import signal
 import tempfile
 import threading
 import time
 
+from ..utils.procs import kill
 from .lockdown import cgroup_parent, cgroup_pids
 
 WORKROOT = re.compile(r'scicode-steps-(\d+)-\w+')     # \w+: what tempfile.mkdtemp appends
@@ -72,11 +72,7 @@ def remove_cgroup(path, wait_s=5.0):
     """Kill what is still in the cgroup, then remove it (possible once its processes are gone)."""
     deadline = time.monotonic() + wait_s
     while True:
-        for pid in cgroup_pids(path):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        kill(cgroup_pids(path))
         try:
             os.rmdir(path)
             return True

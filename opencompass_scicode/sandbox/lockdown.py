@@ -17,6 +17,7 @@ import resource
 import struct
 import sys
 
+from ..utils.procs import kill
 from . import RUNTIME_DIR
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -270,12 +271,7 @@ class WorkerCgroups:
 
     def kill_all(self):
         """SIGKILL every process of the step (the caller reaps them)."""
-        import signal
-        for pid in self.pids():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        kill(self.pids())
 
     @staticmethod
     def _leave(parent, path):

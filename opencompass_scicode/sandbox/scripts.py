@@ -5,7 +5,6 @@ official-style baseline in benchmarks/): no sandbox beyond its own process
 group and directory. Model code goes through executor.py.
 """
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from ..utils.procs import kill
 from ..utils.pythonpath import with_package
 from . import RUNTIME_DIR
 
@@ -85,7 +85,7 @@ class ScriptRunner:
                 except subprocess.TimeoutExpired:
                     timed_out = True
                 finally:
-                    _kill_group(proc.pid)
+                    kill(proc.pid, group=True, denied_ok=True)
                     proc.wait()
             duration = time.monotonic() - start
             return ExecResult(
@@ -95,10 +95,3 @@ class ScriptRunner:
                 duration_s=round(duration, 3),
                 timed_out=timed_out,
             )
-
-
-def _kill_group(pgid):
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -16,15 +16,14 @@ import signal
 import threading
 import time
 
+from .procs import kill
+
 PARENT_ENV = 'OPENCOMPASS_SCICODE_PARENT_PID'
 
 
 def _signal_own(sig):
     # A task started in a session of its own leads its process group: stop its workers with it.
-    if os.getpgrp() == os.getpid():
-        os.killpg(os.getpid(), sig)
-    else:
-        os.kill(os.getpid(), sig)
+    kill(os.getpid(), sig, group=os.getpgrp() == os.getpid())
 
 
 def stop_with_parent(poll_s=0.5, grace_s=10.0):
