@@ -28,6 +28,13 @@ REGISTRY = {
     'SizePartitioner': 'opencompass_scicode.partitioners.SizePartitioner',
 }
 
+# A registered model's request limits when its entry gives none. The model class takes its
+# defaults from here, and the planner reads them here too (partitioners/base.py divides them
+# among a model's shards) without importing the class: partitioners never load models.
+REQUEST_LIMITS = {
+    'OpenAIChatModel': {'max_concurrency': 8, 'query_per_second': None},
+}
+
 
 def type_name(obj):
     if isinstance(obj, str):
@@ -51,6 +58,26 @@ def resolve_type(spec, key='type'):
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f'cannot import {path!r} ({exc})', key=key,
                           fix='check the spelling of the class and that its package is installed')
+
+
+def registered_name(spec):
+    """The short name `spec` (a class, an import path or a short name) is registered under; None
+    for other types. A path may name the module that defines the class (task files hold those,
+    e.g. `opencompass_scicode.models.openai_api.OpenAIChatModel`). Imports nothing."""
+    path = spec if isinstance(spec, str) else type_name(spec)
+    if path in REGISTRY:
+        return path
+    for name, registered in REGISTRY.items():
+        package = registered.rpartition('.')[0]
+        if path == registered or (path.startswith(package + '.') and path.rpartition('.')[2] == name):
+            return name
+    return None
+
+
+def request_limits(spec):
+    """{'max_concurrency': ..., 'query_per_second': ...} by default for the model type `spec`
+    names; {} for a type without request limits, or one not registered."""
+    return dict(REQUEST_LIMITS.get(registered_name(spec), {}))
 
 
 def _accepts(annotation, value):
