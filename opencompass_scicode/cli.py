@@ -14,7 +14,7 @@ from .config.from_opencompass.command_line import add_arguments, config_from_arg
 from .datasets.files import DEFAULT_DATA_DIR, prepare_data
 from .errors import ConfigError, UserFacingError
 from .partitioners import NaivePartitioner
-from .registry import build, build_dataset, build_model, prefilled_mode, resolve_type
+from .registry import build, build_dataset, build_model, resolve_type
 from .runners import LocalRunner, SlurmRunner
 from .summarizers import SciCodeSummarizer
 from .tasks.contract import TaskStatus
@@ -146,8 +146,7 @@ def check_stale_predictions(cfg, run_dir, datasets, models, discard=False):
     for model in models:
         for ds_cfg, dataset in zip(cfg['datasets'], datasets):
             store = PredictionStore(run_dir.predictions_path(model.abbr, dataset.abbr))
-            check_stale(store, infer_settings(model, dataset, ds_cfg.get('infer_cfg') or {},
-                                              prefilled_mode(ds_cfg)), discard=discard)
+            check_stale(store, infer_settings(model, dataset, ds_cfg.get('infer_cfg') or {}), discard=discard)
 
 
 def to_regenerate(datasets):
@@ -288,7 +287,8 @@ def _main(args):
     cfg, source, notes = loaded
     for note in notes:
         console.print(f'[cyan]note:[/] {note}', highlight=False, soft_wrap=True)
-    validate_config(cfg, file=source)
+    for note in validate_config(cfg, file=source):
+        console.print(f'[cyan]note:[/] {note}', highlight=False, soft_wrap=True)
     fill_abbrs(cfg)
     if args.prepare_data:
         for path in sorted({ds.get('path', DEFAULT_DATA_DIR) for ds in cfg['datasets']}):

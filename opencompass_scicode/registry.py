@@ -177,6 +177,9 @@ def build_dataset(cfg, key='dataset'):
     cfg = dict(cfg)
     cfg.setdefault('type', 'SciCodeDataset')
     reader = dict(cfg.get('reader_cfg') or {})
+    old = evaluators_prefilled_mode(cfg, key)
+    if old is not None:
+        cfg['prefilled_mode'] = old
     return build(cfg, key=key, drop=('reader_cfg', 'infer_cfg', 'eval_cfg'), **reader)
 
 
@@ -187,9 +190,22 @@ def evaluator_cfg(dataset_cfg):
 
 
 def build_evaluator(dataset_cfg, key='dataset.eval_cfg.evaluator'):
-    return build(evaluator_cfg(dataset_cfg), key=key)
+    """The entry's evaluator, given its dataset's prefilled_mode: it scores with the dataset's and
+    records it with its settings (results files keep it, and `-r` compares it)."""
+    mode = build_dataset(dataset_cfg).prefilled_mode
+    return build(evaluator_cfg(dataset_cfg), key=key, prefilled_mode=mode)
 
 
-def prefilled_mode(dataset_cfg):
-    """One setting for prompts and test programs: the evaluator's."""
-    return evaluator_cfg(dataset_cfg).get('prefilled_mode', 'official')
+def evaluators_prefilled_mode(dataset_cfg, key='dataset'):
+    """`eval_cfg.evaluator.prefilled_mode`, where the dataset's `prefilled_mode` used to be set:
+    still taken for the dataset's (None where not given), refused where the dataset gives
+    another. Prompts and test programs read the one setting, the dataset's."""
+    old = evaluator_cfg(dataset_cfg).get('prefilled_mode')
+    own = dataset_cfg.get('prefilled_mode')
+    if old is not None and own is not None and old != own:
+        raise ConfigError(f'prefilled_mode {own!r} here and {old!r} at {key}.eval_cfg.evaluator.prefilled_mode '
+                          f'differ; prompts and test programs read one setting, the dataset\'s',
+                          key=f'{key}.prefilled_mode',
+                          fix='keep prefilled_mode on the dataset and remove it from eval_cfg.evaluator '
+                              '(its old place)')
+    return old
