@@ -28,6 +28,13 @@ REGISTRY = {
     'SizePartitioner': 'opencompass_scicode.partitioners.SizePartitioner',
 }
 
+# A registered model's request limits when its entry gives none. The model class takes its
+# defaults from here, and the planner reads them here too (partitioners/base.py divides them
+# among a model's shards) without importing the class: partitioners never load models.
+REQUEST_LIMITS = {
+    'OpenAIChatModel': {'max_concurrency': 8, 'query_per_second': None},
+}
+
 
 def type_name(obj):
     if isinstance(obj, str):
@@ -51,6 +58,26 @@ def resolve_type(spec, key='type'):
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f'cannot import {path!r} ({exc})', key=key,
                           fix='check the spelling of the class and that its package is installed')
+
+
+def registered_name(spec):
+    """The short name `spec` (a class, an import path or a short name) is registered under; None
+    for other types. A path may name the module that defines the class (task files hold those,
+    e.g. `opencompass_scicode.models.openai_api.OpenAIChatModel`). Imports nothing."""
+    path = spec if isinstance(spec, str) else type_name(spec)
+    if path in REGISTRY:
+        return path
+    for name, registered in REGISTRY.items():
+        package = registered.rpartition('.')[0]
+        if path == registered or (path.startswith(package + '.') and path.rpartition('.')[2] == name):
+            return name
+    return None
+
+
+def request_limits(spec):
+    """{'max_concurrency': ..., 'query_per_second': ...} by default for the model type `spec`
+    names; {} for a type without request limits, or one not registered."""
+    return dict(REQUEST_LIMITS.get(registered_name(spec), {}))
 
 
 def _accepts(annotation, value):
@@ -150,6 +177,9 @@ def build_dataset(cfg, key='dataset'):
     cfg = dict(cfg)
     cfg.setdefault('type', 'SciCodeDataset')
     reader = dict(cfg.get('reader_cfg') or {})
+    old = evaluators_prefilled_mode(cfg, key)
+    if old is not None:
+        cfg['prefilled_mode'] = old
     return build(cfg, key=key, drop=('reader_cfg', 'infer_cfg', 'eval_cfg'), **reader)
 
 
@@ -160,9 +190,22 @@ def evaluator_cfg(dataset_cfg):
 
 
 def build_evaluator(dataset_cfg, key='dataset.eval_cfg.evaluator'):
-    return build(evaluator_cfg(dataset_cfg), key=key)
+    """The entry's evaluator, given its dataset's prefilled_mode: it scores with the dataset's and
+    records it with its settings (results files keep it, and `-r` compares it)."""
+    mode = build_dataset(dataset_cfg).prefilled_mode
+    return build(evaluator_cfg(dataset_cfg), key=key, prefilled_mode=mode)
 
 
-def prefilled_mode(dataset_cfg):
-    """One setting for prompts and test programs: the evaluator's."""
-    return evaluator_cfg(dataset_cfg).get('prefilled_mode', 'official')
+def evaluators_prefilled_mode(dataset_cfg, key='dataset'):
+    """`eval_cfg.evaluator.prefilled_mode`, where the dataset's `prefilled_mode` used to be set:
+    still taken for the dataset's (None where not given), refused where the dataset gives
+    another. Prompts and test programs read the one setting, the dataset's."""
+    old = evaluator_cfg(dataset_cfg).get('prefilled_mode')
+    own = dataset_cfg.get('prefilled_mode')
+    if old is not None and own is not None and old != own:
+        raise ConfigError(f'prefilled_mode {own!r} here and {old!r} at {key}.eval_cfg.evaluator.prefilled_mode '
+                          f'differ; prompts and test programs read one setting, the dataset\'s',
+                          key=f'{key}.prefilled_mode',
+                          fix='keep prefilled_mode on the dataset and remove it from eval_cfg.evaluator '
+                              '(its old place)')
+    return old

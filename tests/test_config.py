@@ -172,7 +172,8 @@ def test_unnamed_models_are_named_by_their_own_rule(tmp_path):
 
 
 def test_stage_sections_choose_partitioner_and_runner(tmp_path):
-    from opencompass_scicode.cli import build_stage, parse_args
+    from opencompass_scicode.cli import parse_args
+    from opencompass_scicode.launch.plan import build_stage
     from opencompass_scicode.partitioners import NaivePartitioner
     from opencompass_scicode.runners import LocalRunner
 

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
 LAYERS = (                                   # top to bottom
     ('face', {'cli', '__main__'}),
-    ('plan', {'config', 'partitioners', 'runners'}),
+    # launch: planning a run and running it (the face's work, apart from the command line)
+    ('plan', {'config', 'partitioners', 'runners', 'launch'}),
     ('tasks', {'tasks'}),
     ('work', {'inference', 'prompts', 'models', 'evaluation', 'summarizers'}),
     ('data', {'datasets', 'predictions', 'targets', 'results'}),
@@ -27,6 +28,7 @@ BASE = {'errors', 'utils', 'registry', '__init__'}
 
 # part -> the parts (or modules, dotted below the package) it may import besides BASE and itself.
 ONLY = {
+    'cli': {'config', 'launch'},   # the face parses, loads the config, plans and runs (launch), prints
     'sandbox': set(),
     'pool': {'sandbox'},           # runs programs; what their runs mean is scoring's (evaluation)
     'targets': {'datasets'},
@@ -160,6 +162,7 @@ def test_the_checker_names_file_and_line_of_a_back_import(tmp_path):
                           'def late():\n    import opencompass_scicode.targets.h5format\n',
         'sandbox/inner/deep.py': 'from ...utils import workdir\nfrom ...targets import h5format\n',
         'pool/workers.py': 'from ..sandbox.executor import StepRun\nfrom ..evaluation.verdict import decide\n',
+        'cli.py': 'from .launch import plan_run\nfrom .inference.preflight import check_mode\n',
     })
     found = {(file, line, mod) for file, line, mod, _ in violations(root)}
     assert found == {
@@ -173,6 +176,7 @@ def test_the_checker_names_file_and_line_of_a_back_import(tmp_path):
         (f'{PACKAGE}/sandbox/bad.py', 4, 'targets.h5format'),
         (f'{PACKAGE}/sandbox/inner/deep.py', 2, 'targets'),
         (f'{PACKAGE}/pool/workers.py', 2, 'evaluation.verdict'),
+        (f'{PACKAGE}/cli.py', 2, 'inference.preflight'),
     }
 
 
@@ -186,7 +190,13 @@ def _modules_after(code):
 
 
 def test_runners_and_partitioners_load_only_the_task_contract():
-    loaded = _modules_after('import opencompass_scicode.runners, opencompass_scicode.partitioners')
+    # Sharing out a model's default request limits reads them from the registry's table, not
+    # from the model's class: the entry's type as a config names it and as a task file does.
+    loaded = _modules_after(
+        'import opencompass_scicode.runners, opencompass_scicode.partitioners\n'
+        'from opencompass_scicode.partitioners.base import share_limits\n'
+        'for kind in ("OpenAIChatModel", "opencompass_scicode.models.openai_api.OpenAIChatModel"):\n'
+        '    assert share_limits({"type": kind, "path": "m"}, 3)["max_concurrency"] == 2, kind')
     heavy = {m for m in loaded if m.split('.')[:2] in (
         [PACKAGE, 'models'], [PACKAGE, 'evaluation'], [PACKAGE, 'sandbox'], [PACKAGE, 'inference'])}
     assert not heavy

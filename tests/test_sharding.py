@@ -61,6 +61,19 @@ def test_a_models_limits_are_shared_out_among_its_shards():
     assert share_limits(ref, 4) == ref
 
 
+def test_the_planner_shares_out_the_limits_the_model_itself_defaults_to():
+    # one table (registry.REQUEST_LIMITS) for the model's defaults and the planner's
+    from opencompass_scicode.models import OpenAIChatModel
+    model = OpenAIChatModel(path='m', key='sk-x')
+    for kind in (OpenAIChatModel, 'OpenAIChatModel', 'opencompass_scicode.models.OpenAIChatModel',
+                 'opencompass_scicode.models.openai_api.OpenAIChatModel'):
+        whole = share_limits({'type': kind, 'path': 'm'}, 1)
+        assert (whole['max_concurrency'], whole.get('query_per_second')) == (
+            model.max_concurrency, model.query_per_second) == (8, None), kind
+    # a class of one's own is no registered model, whatever its name
+    assert share_limits({'type': 'mine.OpenAIChatModel'}, 4) == {'type': 'mine.OpenAIChatModel'}
+
+
 def test_merging_parts_keeps_every_record_and_can_run_again(tmp_path):
     final = tmp_path / 'p' / 'd.jsonl'
     PredictionStore(final).append({'step_id': '1.1', 'code': 'old'})

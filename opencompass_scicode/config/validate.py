@@ -4,6 +4,8 @@ Every error names the config file, the key (as a path such as
 `datasets[1].infer_cfg.mode`) and what to do. What an entry accepts is read
 from the class it names (its constructor's parameters and their annotations),
 and the cheap objects are built here so that their own checks run too.
+A key still accepted in its old place gives a note (returned, for the
+command line to print).
 """
 import difflib
 
@@ -12,6 +14,8 @@ from ..registry import build, build_dataset, check_kwargs, evaluator_cfg, resolv
 from .naming import dataset_abbr, model_abbr
 
 DATASET_SECTIONS = ('reader_cfg', 'infer_cfg', 'eval_cfg')
+MOVED_PREFILLED_MODE = ('eval_cfg.evaluator.prefilled_mode: now a dataset key (prefilled_mode=...), read by '
+                        'prompts and scoring alike; still taken from the evaluator')
 STAGE_KEYS = ('partitioner', 'runner')      # of the `infer` and `eval` sections
 
 
@@ -29,7 +33,18 @@ def _section(cfg, name, key=None):
     return value
 
 
+def _old_prefilled_mode(cfg, key):
+    """True where the entry sets prefilled_mode in its old place, the evaluator. The evaluator's
+    own checks run first then: a wrong value is named at the key it was written at."""
+    evaluator = _section(cfg, 'eval_cfg', key).get('evaluator')
+    if not (isinstance(evaluator, dict) and 'prefilled_mode' in evaluator):
+        return False
+    build(evaluator_cfg(cfg), key=f'{key}.eval_cfg.evaluator')
+    return True
+
+
 def validate_dataset(cfg, key):
+    """True where the entry sets prefilled_mode in its old place (a note says it moved)."""
     if not isinstance(cfg, dict):
         raise ConfigError(f'must be a dict, got {type(cfg).__name__}', key=key)
     cls = resolve_type(cfg.get('type', 'SciCodeDataset'), key=f'{key}.type')
@@ -37,7 +52,8 @@ def validate_dataset(cfg, key):
     check_kwargs(cls, options, key)
     reader = _section(cfg, 'reader_cfg', key)
     check_kwargs(cls, reader, f'{key}.reader_cfg')
-    build_dataset(cfg, key=key)                 # lazy: reads no file yet
+    moved = _old_prefilled_mode(cfg, key)
+    build_dataset(cfg, key=key)                 # lazy: reads no file yet; refuses two prefilled_modes
     # Here, not at the top: partitioners load this package for its dumps, and must not load models.
     from ..inference.settings import InferConfig
     infer = _section(cfg, 'infer_cfg', key)
@@ -59,6 +75,7 @@ def validate_dataset(cfg, key):
     if evaluator is not None and 'type' not in evaluator:
         raise ConfigError('needs a `type` (e.g. SciCodeEvaluator)', key=f'{key}.eval_cfg.evaluator')
     build(evaluator_cfg(cfg), key=f'{key}.eval_cfg.evaluator')
+    return moved
 
 
 def _require_list(cfg, name):
@@ -110,15 +127,16 @@ def _run_cfg(model, key):
 
 
 def validate_config(cfg, file=None):
-    """Raise ConfigError (with the file) on the first problem found."""
+    """Raise ConfigError (with the file) on the first problem found; else the notes on keys
+    accepted in an old place."""
     try:
         models = _require_list(cfg, 'models')
         datasets = _require_list(cfg, 'datasets')
         for i, model in enumerate(models):
             _typed_entry(model, f'models[{i}]', planning=('run_cfg',))
             _run_cfg(model, f'models[{i}]')
-        for i, dataset in enumerate(datasets):
-            validate_dataset(dataset, f'datasets[{i}]')
+        moved = [f'datasets[{i}]' for i, dataset in enumerate(datasets)
+                 if validate_dataset(dataset, f'datasets[{i}]')]
         _unique([model_abbr(m) for m in models], 'models')
         _unique([dataset_abbr(d) for d in datasets], 'datasets')
         for name in ('summarizer', 'runner', 'partitioner'):
@@ -136,3 +154,6 @@ def validate_config(cfg, file=None):
             raise ConfigError('must be a string path', key='work_dir')
     except ConfigError as exc:
         raise exc.within(file=file) from None
+    if not moved:
+        return []
+    return [f'{MOVED_PREFILLED_MODE} ({", ".join(moved[:4])}' + (f' and {len(moved) - 4} more)' if len(moved) > 4 else ')')]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from ..errors import ConfigError, DataError
+from .chain import PREFILLED_MODES
 from .files import DEFAULT_DATA_DIR, prepare_data
 
 SPLITS = {
@@ -86,7 +87,9 @@ class SciCodeDataset:
     """One split of SciCode, optionally restricted to some problems.
 
     `with_bg` only changes prompts; it is kept here so one object describes
-    one dataset entry of a config.
+    one dataset entry of a config. `prefilled_mode` ('official' or 'full', see
+    chain.py) is what the chain holds for the prefilled steps: prompts and test
+    programs both read it from here, so they cannot disagree.
     """
     path: str = DEFAULT_DATA_DIR
     split: str = 'validation'
@@ -96,6 +99,7 @@ class SciCodeDataset:
     verify_sha256: bool = True
     prepare: bool = True
     abbr: Optional[str] = None
+    prefilled_mode: str = 'official'
     _problems: list = field(default=None, init=False, repr=False)
     _checked: bool = field(default=False, init=False, repr=False)
     _prefilled: dict = field(default_factory=dict, init=False, repr=False)
@@ -107,6 +111,9 @@ class SciCodeDataset:
         for pid in self.sample_ids or ():
             if not isinstance(pid, (str, int)) or isinstance(pid, bool):
                 raise ConfigError(f'problem ids must be strings like "10", got {pid!r}', key='sample_ids')
+        if self.prefilled_mode not in PREFILLED_MODES:
+            raise ConfigError(f'unknown prefilled_mode {self.prefilled_mode!r}', key='prefilled_mode',
+                              fix=f'use one of {", ".join(map(repr, PREFILLED_MODES))}')
         if self.abbr is None:
             self.abbr = default_dataset_abbr(self.split, self.with_bg)
 

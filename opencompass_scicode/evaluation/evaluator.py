@@ -42,7 +42,10 @@ class SciCodeEvaluator:
 
     timeout: seconds per step (default: the official harness's, STEP_TIMEOUT_S).
     max_workers: steps run in parallel (default: CPUs shared among parallel eval tasks).
-    prefilled_mode: 'official' or 'full' (see datasets/chain.py); also used for prompts.
+    prefilled_mode: the dataset's (`SciCodeDataset(prefilled_mode=...)`, see datasets/chain.py),
+        which prompts read too; build_evaluator gives it here so that the settings record it. A
+        config may still set it here, its old place (registry.evaluators_prefilled_mode); a
+        dataset with another one is refused. None: the dataset's, unrecorded.
     simps_shim: provide `scipy.integrate.simps` on SciPy >= 1.14 (problems 2 and 28).
     executor: 'forkserver' (workers preload the scientific stack and fork per step)
         or 'subprocess' (a new Python per step). Same sandbox, same verdicts.
@@ -55,7 +58,7 @@ class SciCodeEvaluator:
     """
 
     def __init__(self, timeout: float = STEP_TIMEOUT_S, max_workers: Optional[int] = None,
-                 prefilled_mode: str = 'official', simps_shim: bool = True,
+                 prefilled_mode: Optional[str] = None, simps_shim: bool = True,
                  max_output_bytes: int = 64 * 1024, executor: str = 'forkserver',
                  memory_limit_mb: Optional[int] = 8192, max_processes: Optional[int] = 64,
                  max_file_mb: Optional[int] = 1024, isolate_network: bool = True,
@@ -67,7 +70,7 @@ class SciCodeEvaluator:
                                      ('max_file_mb', max_file_mb, 1024)):
             check_number(name, value, whole=True, at_least=1, optional=name != 'max_output_bytes', example=example)
         check_number('later_tests_s', later_tests_s, at_least=0, example=10.0)     # 0: no later tests
-        if prefilled_mode not in PREFILLED_MODES:
+        if prefilled_mode is not None and prefilled_mode not in PREFILLED_MODES:
             raise ConfigError(f'unknown prefilled_mode {prefilled_mode!r}', key='prefilled_mode',
                               fix=f'use one of {", ".join(map(repr, PREFILLED_MODES))}')
         if executor not in EXECUTORS:
@@ -124,6 +127,11 @@ class SciCodeEvaluator:
     def jobs(self, dataset, predictions, targets, n=1, samples=None):
         """(step_id, sample) -> StepJob for runnable steps, plus records for the steps that cannot
         run. `n`: samples per problem (infer_cfg n); `samples`: only these of them."""
+        mode = dataset.prefilled_mode
+        if self.prefilled_mode not in (None, mode):
+            raise ConfigError(f'this evaluator is given prefilled_mode {self.prefilled_mode!r}, its dataset '
+                              f'{dataset.abbr!r} {mode!r}', key='prefilled_mode',
+                              fix='set prefilled_mode on the dataset only: prompts read it there too')
         jobs, records = {}, {}
         for sample in (range(n) if samples is None else samples):
             mark = sample if n > 1 else None          # one sample: records as they always were
@@ -153,8 +161,7 @@ class SciCodeEvaluator:
                         cannot_run(step, 'parse_error', 'no code could be extracted from the response',
                                    'no_code')
                     else:
-                        prior = code_chain(problem, step.index, codes, dataset.prefilled_file,
-                                           self.prefilled_mode)
+                        prior = code_chain(problem, step.index, codes, dataset.prefilled_file, mode)
                         program = code_prefix(problem.dependencies, [c or '' for c in prior], pred['code'])
                         jobs[step.step_id, sample] = self._job(problem, step, program, targets)
         return jobs, records

@@ -35,11 +35,11 @@ class InferStats:
     error_steps: list = field(default_factory=list)
 
 
-def infer_settings(model, dataset, infer_cfg, prefilled_mode):
+def infer_settings(model, dataset, infer_cfg):
     """Everything that determines the answers; a change makes old predictions stale."""
     infer = InferConfig.of(infer_cfg).settings()
     settings = {'model': model.settings(), 'mode': infer.pop('mode'), 'max_out_len': infer.pop('max_out_len'),
-                'prefilled_mode': prefilled_mode, 'with_bg': dataset.with_bg, 'split': dataset.split}
+                'prefilled_mode': dataset.prefilled_mode, 'with_bg': dataset.with_bg, 'split': dataset.split}
     settings.update(infer)
     return settings
 
@@ -78,7 +78,6 @@ class InferPart:
     dataset: object
     store: object
     infer_cfg: InferConfig
-    prefilled_mode: str
     settings: dict = None       # set by the Inferencer
     settings_fp: str = None
     stats: InferStats = None
@@ -95,7 +94,7 @@ class Inferencer:
         self.discard_stale = discard_stale
         for part in parts:
             part.infer_cfg = InferConfig.of(part.infer_cfg)
-            part.settings = infer_settings(model, part.dataset, part.infer_cfg, part.prefilled_mode)
+            part.settings = infer_settings(model, part.dataset, part.infer_cfg)
             part.settings_fp = fingerprint(part.settings)
             part.stats = InferStats(total=part.dataset.scored_step_count * part.infer_cfg.n)
 
@@ -152,7 +151,7 @@ class Inferencer:
 
     async def _run_step(self, part, problem, step, codes, state):
         dataset, mode = part.dataset, part.settings['mode']
-        prior = code_chain(problem, step.index, codes, dataset.prefilled_file, part.prefilled_mode)
+        prior = code_chain(problem, step.index, codes, dataset.prefilled_file, dataset.prefilled_mode)
         base = {'problem_id': problem.problem_id, 'step_id': step.step_id, 'step_index': step.index,
                 'model': self.model.abbr, 'dataset': dataset.abbr, 'mode': mode,
                 'settings': part.settings, 'settings_fp': part.settings_fp}

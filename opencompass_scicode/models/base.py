@@ -60,7 +60,6 @@ class BaseModel:
     """
 
     needs_prior_code = True
-    max_concurrency = 8
     supports_chat = False     # implements `achat(messages, tools)` (chat and tool_use modes)
 
     def __init__(self, abbr=None):

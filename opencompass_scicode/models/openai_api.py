@@ -14,12 +14,15 @@ import re
 import time
 
 from ..errors import ConfigError, UserFacingError
+from ..registry import REQUEST_LIMITS
 from ..utils.checks import check_number
 from ..utils.secrets import redacted_server, resolve_key
 from .base import BaseModel, ChatTurn, Generation, answer_limit
 from .server import check_server
 
 DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
+# In the registry's table: the planner shares them out among shards without importing this module.
+LIMITS = REQUEST_LIMITS['OpenAIChatModel']
 _THINK = re.compile(r'<think>(.*?)</think>', re.DOTALL)
 
 
@@ -79,7 +82,8 @@ class OpenAIChatModel(BaseModel):
 
     def __init__(self, path, abbr=None, base_url=None, key='ENV', temperature=0.0, max_out_len=None,
                  system_prompt=DEFAULT_SYSTEM_PROMPT, extra_body=None, timeout=600.0, retries=8,
-                 max_retry_wait=600.0, max_concurrency=8, query_per_second=None, api='chat',
+                 max_retry_wait=600.0, max_concurrency=LIMITS['max_concurrency'],
+                 query_per_second=LIMITS['query_per_second'], api='chat',
                  price=None, server=None):
         super().__init__(abbr or self.default_abbr(path=path))
         for name, value, rule in (('temperature', temperature, dict(at_least=0, optional=True, example=0.0)),

@@ -12,11 +12,10 @@ dataset (evaluation), written straight to the final files. Several shards
 give one task per shard, each writing a part file, and a merge task that
 depends on them and writes the final file, the same as an unsharded run's.
 """
-import inspect
 import os
 import sys
 
-from ..registry import build_dataset, resolve_type, to_plain
+from ..registry import build_dataset, request_limits, to_plain
 from ..tasks.contract import TaskSpec
 from ..utils.pythonpath import with_package
 from ..utils.secrets import move_secrets_to_env
@@ -176,24 +175,16 @@ def spread(costs, count):
     return [sorted(shard, key=order.get) for shard in shards]
 
 
-def _default(model_cfg, name):
-    """A model class's default for a keyword, or None where it has no such keyword."""
-    try:
-        params = inspect.signature(resolve_type(model_cfg['type'])).parameters
-    except (TypeError, ValueError):
-        return None
-    param = params.get(name)
-    return None if param is None or param.default is inspect.Parameter.empty else param.default
-
-
 def share_limits(entry, count):
     """A model's request limits divided among its `count` shards, as if all ran at once: together
-    they never exceed what the config allows, however many the runner starts."""
+    they never exceed what the config allows, however many the runner starts. A limit the entry
+    does not give is its type's default, from the registry's table (the class is not imported)."""
     entry = dict(entry)
-    concurrency = entry.get('max_concurrency', _default(entry, 'max_concurrency'))
+    defaults = request_limits(entry['type'])
+    concurrency = entry.get('max_concurrency', defaults.get('max_concurrency'))
     if concurrency:
         entry['max_concurrency'] = max(1, int(concurrency) // count)
-    qps = entry.get('query_per_second', _default(entry, 'query_per_second'))
+    qps = entry.get('query_per_second', defaults.get('query_per_second'))
     if qps:
         entry['query_per_second'] = qps / count
     return entry

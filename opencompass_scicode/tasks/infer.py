@@ -16,7 +16,7 @@ from ..inference.engine import InferPart, Inferencer, infer_settings
 from ..inference.settings import InferConfig
 from ..models.server import ModelServer
 from ..predictions import PredictionStore, record_key
-from ..registry import build_dataset, build_evaluator, build_model, prefilled_mode
+from ..registry import build_dataset, build_evaluator, build_model
 from ..utils.fingerprint import fingerprint
 from ..utils.progress import ProgressFile
 from ..utils.workdir import write_json_atomic
@@ -42,15 +42,14 @@ class InferTask(BaseTask):
         parts = []
         for cfg in self.dataset_cfgs:
             parts.append(InferPart(dataset=build_dataset(cfg), store=self.store(cfg['abbr']),
-                                   infer_cfg=InferConfig.of(cfg.get('infer_cfg')),
-                                   prefilled_mode=prefilled_mode(cfg)))
+                                   infer_cfg=InferConfig.of(cfg.get('infer_cfg'))))
         return parts
 
     def is_complete(self):
         """Every scored step of every dataset has an error-free record made with today's settings."""
         model = build_model(self.model_cfg)
         for part in self._parts():
-            settings_fp = fingerprint(infer_settings(model, part.dataset, part.infer_cfg, part.prefilled_mode))
+            settings_fp = fingerprint(infer_settings(model, part.dataset, part.infer_cfg))
             records = part.store.load()
             for problem in part.dataset.problems:
                 for step in problem.scored_steps:

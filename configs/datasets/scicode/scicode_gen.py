@@ -12,7 +12,6 @@ scicode_eval_cfg = dict(
         type=SciCodeEvaluator,
         timeout=1800,             # seconds per step program, as the official harness
         max_workers=None,         # parallel step programs; None = number of CPUs
-        prefilled_mode='official',  # or 'full': insert the whole 13.6/62.1/76.3 files
         simps_shim=True,          # scipy.integrate.simps on SciPy >= 1.14 (problems 2, 28)
     ))
 
@@ -25,6 +24,7 @@ scicode_datasets = [
         with_bg=with_bg,
         sample_ids=None,          # e.g. ['1', '10'] to run some problems only
         h5py_file=None,           # official test_data.h5; default: data/scicode/test_data.h5
+        prefilled_mode='official',  # or 'full': the whole 13.6/62.1/76.3 files (prompts and tests)
         reader_cfg=scicode_reader_cfg,
         infer_cfg=scicode_infer_cfg,
         eval_cfg=scicode_eval_cfg,

@@ -1,0 +1,85 @@
+"""Running a planned run (plan.py): its stages' tasks in turn, then the summary.
+
+One run at a time holds the run directory (utils/runlock.py). Each stage's tasks are
+partitioned just before the stage starts and launched by its runner; a task that depends on
+one that stopped early is not run. The table of tasks closes the launch, as the runners'
+progress bars go with it; the summarizer then prints its tables.
+"""
+from dataclasses import dataclass
+
+from tabulate import tabulate
+
+from ..config import dump_config
+from ..inference.preflight import check_stale_predictions
+from ..registry import build
+from ..summarizers import SciCodeSummarizer
+from ..tasks.contract import TaskStatus
+from ..utils.runlock import RunLock
+from ..utils.secrets import redact_config
+
+
+@dataclass
+class Outcome:
+    statuses: list          # TaskStatus of every task, in launch order
+    summary: dict           # what the summarizer returned ({} for none)
+
+    @property
+    def interrupted(self):
+        return any(s.state == 'interrupted' for s in self.statuses)
+
+    @property
+    def ok(self):
+        return all(s.ok for s in self.statuses)
+
+
+def run_plan(plan, say=print):
+    """Run every stage of `plan`; `say(text)` tells the user where the run is."""
+    for _, runner in plan.stages.values():
+        runner.check()          # e.g. Slurm's commands and partition: before any work is done
+    cfg, run_dir = plan.cfg, plan.run_dir
+    summarizer = build(dict(cfg.get('summarizer') or {'type': SciCodeSummarizer}), key='summarizer')
+    lock = RunLock(run_dir.root).acquire()
+    try:
+        if plan.reuse and 'infer' in plan.stages and plan.discard_stale:
+            check_stale_predictions(run_dir, plan.models, plan.datasets, cfg['datasets'], discard=True)
+        run_dir.create()
+        dump_config(redact_config({k: cfg[k] for k in cfg.keys()}), run_dir.config_path)
+        say(f'run directory: {run_dir.root}')
+        statuses = []
+        for k, (stage, (partitioner, runner)) in enumerate(plan.stages.items()):
+            specs = partitioner.partition(cfg, run_dir, stage, **plan.partition_options)
+            if k == 0 and hasattr(summarizer, 'prepare'):
+                # Work for the waits ahead; started sooner, it would hold back the first tasks.
+                summarizer.prepare()
+            statuses += run_stage(runner, run_dir, specs, stage, statuses)
+        print_statuses(statuses)
+        compare = {'compare': plan.compare} if plan.compare else {}
+        summary = summarizer.summarize(cfg, run_dir, **compare) or {}
+    finally:
+        lock.release()
+    return Outcome(statuses, summary)
+
+
+def run_stage(runner, run_dir, specs, stage, earlier):
+    """Launch the stage's tasks, except those depending on a task that stopped early."""
+    stopped = {s.name for s in earlier if s.stopped_others}
+    statuses, to_run = [], []
+    for spec in specs:
+        blocked = [name for name in spec.depends_on if name in stopped]
+        if blocked:
+            statuses.append(TaskStatus(spec.name, 'not run', 0.0, spec.log_path,
+                                       note=f'{", ".join(blocked)} did not finish',
+                                       labels=dict(spec.labels, stage=spec.stage)))
+        else:
+            to_run.append(spec)
+    statuses.extend(runner.launch(to_run, title=stage))
+    run_dir.save_status({s.name: s.record() for s in statuses})
+    return statuses
+
+
+def print_statuses(statuses):
+    if not statuses:
+        return
+    rows = [[s.name, s.state + (f' ({s.note})' if s.note else ''), f'{s.duration_s:.1f}s', s.log_path]
+            for s in statuses]
+    print(tabulate(rows, headers=['task', 'state', 'duration', 'log'], disable_numparse=True))

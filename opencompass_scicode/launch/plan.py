@@ -1,0 +1,149 @@
+"""Planning a run: where it goes, what is checked before any work, and each stage's
+partitioner and runner.
+
+`plan_run` turns a checked config (config/) and the command line's choices (`LaunchOptions`)
+into a `RunPlan` and writes nothing: a --dry-run shows the plan's tasks and stops there;
+execute.py runs it. The checks themselves live with their data: datasets and targets in
+targets/preflight.py, models against datasets and stale predictions in inference/preflight.py.
+"""
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..datasets.files import DEFAULT_DATA_DIR, prepare_data
+from ..errors import ConfigError
+from ..inference.preflight import check_stale_predictions, ready_models
+from ..partitioners import NaivePartitioner
+from ..registry import build, resolve_type
+from ..runners import LocalRunner, SlurmRunner
+from ..targets.preflight import ready_datasets, to_regenerate
+from ..utils.workdir import RunDir, latest_timestamp, new_timestamp
+
+RUN_MODES = ('all', 'infer', 'eval', 'viz')
+STAGES = {'all': ('targets', 'infer', 'eval'), 'infer': ('infer',), 'eval': ('targets', 'eval'), 'viz': ()}
+SECTION = {'targets': 'eval', 'infer': 'infer', 'eval': 'eval'}   # the config section planning each stage
+
+
+@dataclass
+class LaunchOptions:
+    """What the command line chooses for a run (cli.py fills it in from its flags)."""
+    work_dir: Optional[str] = None      # -w; else the config's work_dir, else outputs/default
+    reuse: Optional[str] = None         # -r: a timestamp, or 'latest'
+    run_mode: str = 'all'               # -m: one of RUN_MODES
+    debug: bool = False                 # tasks in this process, one by one
+    max_num_workers: Optional[int] = None
+    slurm: bool = False
+    partition: Optional[str] = None     # with slurm
+    qos: Optional[str] = None
+    retry: Optional[int] = None
+    discard_stale: bool = False
+    compare: tuple = ()                 # runs shown beside this one
+
+
+@dataclass
+class RunPlan:
+    """A run decided but not started."""
+    cfg: dict
+    run_dir: RunDir
+    reuse: bool                     # goes on with an earlier run's outputs
+    stages: dict                    # stage -> (partitioner, runner), in the order they run
+    partition_options: dict         # for every partitioner: eager_eval, discard_stale, regenerate
+    datasets: list = field(default_factory=list)    # built and checked (none for -m viz)
+    models: list = field(default_factory=list)      # built and checked (only where inference runs)
+    compare: list = field(default_factory=list)     # RunDirs of the runs shown beside this one
+    discard_stale: bool = False
+
+    def dry_run(self):
+        """{stage: task specs} as the run would start them; writes no task file."""
+        return {stage: partitioner.partition(self.cfg, self.run_dir, stage, dry_run=True, **self.partition_options)
+                for stage, (partitioner, _) in self.stages.items()}
+
+
+def plan_run(cfg, options, warn=print):
+    """The plan for a validated, named config (config.validate_config, fill_abbrs). Everything that
+    can be checked before spending time or money is checked here; `warn(text)` tells the user of
+    a choice made for them."""
+    run_dir, reuse = resolve_run_dir(cfg, options, warn)
+    compare = compared_runs(options.compare, run_dir)      # before any work: a wrong name stops here
+    stages = STAGES[options.run_mode]
+    datasets = ready_datasets(cfg['datasets'], scoring='eval' in stages) if stages else []
+    # scoring and summaries never ask a model anything
+    models = ready_models(cfg['models'], datasets, cfg['datasets']) if 'infer' in stages else []
+    if reuse and 'infer' in stages and not options.discard_stale:
+        check_stale_predictions(run_dir, models, datasets, cfg['datasets'])
+    plans = {stage: build_stage(cfg, stage, options) for stage in stages}
+    partition_options = {
+        'eager_eval': 'eval' in stages and 'infer' in stages and not options.debug
+                      and plans['infer'][1].early_evaluation,
+        'discard_stale': options.discard_stale,
+        'regenerate': to_regenerate(datasets) if 'targets' in stages else ()}
+    return RunPlan(cfg, run_dir, reuse, plans, partition_options, datasets, models, compare,
+                   options.discard_stale)
+
+
+def resolve_run_dir(cfg, options, warn):
+    """(RunDir, whether it is an earlier run going on)."""
+    work_dir = options.work_dir or cfg.get('work_dir') or 'outputs/default'
+    if options.reuse:
+        stamp = latest_timestamp(work_dir) if options.reuse == 'latest' else options.reuse
+        if stamp is None:
+            if options.run_mode in ('eval', 'viz'):
+                raise ConfigError(f'-r: no previous run in {work_dir}/ to reuse',
+                                  fix='run without -r first, or pass -w to the right work dir')
+            warn(f'-r: no previous run in {work_dir}/; starting a new one')
+            return RunDir(work_dir, new_timestamp()), False
+        run_dir = RunDir(work_dir, stamp)
+        if not run_dir.root.is_dir():
+            raise ConfigError(f'-r {stamp}: {run_dir.root} does not exist',
+                              fix=f'pick one of the runs in {work_dir}/ or use -r alone for the latest')
+        return run_dir, True
+    if options.run_mode in ('eval', 'viz'):
+        raise ConfigError(f'-m {options.run_mode} works on an earlier run\'s outputs',
+                          fix='add -r (latest run) or -r TIMESTAMP')
+    return RunDir(work_dir, new_timestamp()), False
+
+
+def compared_runs(names, run_dir):
+    """The runs --compare names: a run directory's path, or a timestamp in this work dir."""
+    runs = []
+    for name in names or ():
+        path = Path(name)
+        other = RunDir(path.parent, path.name) if path.is_dir() else RunDir(run_dir.work_dir, name)
+        if not (other.root / 'results').is_dir():
+            raise ConfigError(f'--compare {name}: {other.root} holds no results',
+                              fix=f'give a timestamp of a run in {run_dir.work_dir}/ or the path of a run directory')
+        runs.append(other)
+    return runs
+
+
+def section(cfg, name, key, default):
+    """`cfg[name][key]` (OpenCompass's infer=/eval= sections), else the top-level `key`."""
+    return (cfg.get(name) or {}).get(key) or cfg.get(key) or {'type': default}
+
+
+def build_stage(cfg, stage, options):
+    """(partitioner, runner) for a stage, as the config and the command line (`options`) ask."""
+    name = SECTION[stage]
+    partitioner = build(dict(section(cfg, name, 'partitioner', NaivePartitioner)), key=f'{name}.partitioner')
+    runner_cfg = dict(section(cfg, name, 'runner', LocalRunner))
+    if options.slurm:
+        # Keep what the config says of Slurm (time, memory, ...); the command line wins.
+        runner_cfg = dict(runner_cfg if resolve_type(runner_cfg['type']) is SlurmRunner else {},
+                          type=SlurmRunner, partition=options.partition)
+        if options.qos:
+            runner_cfg['qos'] = options.qos
+        if options.retry is not None:
+            runner_cfg['retry'] = options.retry
+    if options.max_num_workers:
+        runner_cfg['max_num_workers'] = options.max_num_workers
+    runner = build(runner_cfg, key=f'{name}.runner', debug=options.debug)
+    return partitioner, runner
+
+
+def prepare_data_dirs(cfg, say=print):
+    """--prepare-data: fetch and verify the data files in every directory the config's datasets
+    read (without a config, the default one)."""
+    paths = sorted({ds.get('path', DEFAULT_DATA_DIR) for ds in cfg['datasets']}) if cfg else [DEFAULT_DATA_DIR]
+    for path in paths:
+        prepare_data(path)
+        say(f'SciCode data ready in {path}/')

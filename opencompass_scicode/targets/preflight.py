@@ -1,0 +1,35 @@
+"""A run's datasets, checked before any work: their data, and the targets they are scored against.
+
+Here, next to the targets (locate.py), because these are the checks that need them: a
+dataset to be scored must have targets covering every one of its scored steps before a model
+is asked anything, and validation targets still to be regenerated become a task of their own.
+"""
+from ..errors import ConfigError
+from ..registry import build_dataset
+from .locate import check_coverage, missing_regenerated, plan_targets
+
+
+def ready_datasets(dataset_cfgs, scoring):
+    """The datasets of the config's entries, their problems loaded (fetching the data files
+    if needed, checking sample_ids); with `scoring`, their targets cover them too."""
+    datasets = []
+    for i, ds_cfg in enumerate(dataset_cfgs):
+        key = f'datasets[{i}]'
+        dataset = build_dataset(ds_cfg, key=key)
+        try:
+            dataset.problems  # loads (and fetches) the data, checks sample_ids
+        except ConfigError as exc:
+            raise exc.within(key=key) from None
+        if scoring:
+            check_coverage(dataset)
+        datasets.append(dataset)
+    return datasets
+
+
+def to_regenerate(datasets):
+    """Abbrs of the datasets whose regenerated targets are incomplete, one per targets file."""
+    chosen = {}
+    for ds in datasets:
+        if missing_regenerated(ds):
+            chosen.setdefault(plan_targets(ds)[1], ds.abbr)
+    return sorted(chosen.values())
