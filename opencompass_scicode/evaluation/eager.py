@@ -14,13 +14,13 @@ import threading
 
 from ..pool.timings import StepDurations, durations_path
 from ..targets.locate import load_targets
-from .sharing import SharedVerdicts
+from .sharing import SharedVerdicts, verdicts_dir
 
 
 class EagerEvaluator:
     def __init__(self, run_dir, parts_and_evaluators, log=print, on_scored=None):
         """on_scored(record): called (from a worker thread) with each step's early verdict."""
-        self.shared = SharedVerdicts(run_dir.root / 'cache' / 'verdicts')
+        self.shared = SharedVerdicts(verdicts_dir(run_dir.root))
         self.log = log
         self.on_scored = on_scored or (lambda record: None)
         self.items = queue.Queue()
@@ -33,10 +33,12 @@ class EagerEvaluator:
             except Exception as exc:      # never let early scoring break inference
                 log(f'{part.dataset.abbr}: no early evaluation ({type(exc).__name__}: {exc})')
                 continue
-            same = (json.dumps(evaluator.settings(), sort_keys=True), str(part.dataset.data_dir))
+            # One pool per data directory (its timings) and, outside the machine's pool, per settings.
+            settings = None if evaluator.shares_machine_pool else json.dumps(evaluator.settings(), sort_keys=True)
+            same = (settings, str(part.dataset.data_dir))
             if same not in self.pools:
                 durations = StepDurations(durations_path(part.dataset.data_dir))
-                self.pools[same] = (evaluator.pool(self.shared, durations), durations)
+                self.pools[same] = (evaluator.pool(self.shared, durations, run_dir.root), durations)
             self.by_abbr[part.dataset.abbr] = (part, evaluator, targets, *self.pools[same])
         for pool, _ in self.pools.values():
             pool.start()      # workers import the scientific stack while inference begins

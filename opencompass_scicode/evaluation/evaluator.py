@@ -11,6 +11,7 @@ from typing import Optional
 from ..datasets.chain import PREFILLED_MODES, code_chain
 from ..errors import ConfigError
 from ..pool import StepPool, Submission
+from ..pool.machine import MachinePool
 from ..pool.timings import StepDurations, durations_path
 from ..predictions import record_key
 from ..results import StepRecord
@@ -19,7 +20,7 @@ from ..targets.reader import StepTargets
 from ..utils.checks import check_number
 from .metrics import score
 from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
-from .sharing import LocalVerdicts, SharedVerdicts, program_key, targets_identity
+from .sharing import LocalVerdicts, SharedVerdicts, program_key, targets_identity, verdicts_dir
 from .verdict import record_for
 
 
@@ -41,7 +42,8 @@ class SciCodeEvaluator:
     """Runs the official tests of every scored step against the model's code.
 
     timeout: seconds per step (default: the official harness's, STEP_TIMEOUT_S).
-    max_workers: steps run in parallel (default: CPUs shared among parallel eval tasks).
+    max_workers: steps run in parallel by a pool of this evaluator's own (default: none of its
+        own; in a run, the run's step pool on each machine, one worker per CPU, serves all tasks).
     prefilled_mode: the dataset's (`SciCodeDataset(prefilled_mode=...)`, see datasets/chain.py),
         which prompts read too; build_evaluator gives it here so that the settings record it. A
         config may still set it here, its old place (registry.evaluators_prefilled_mode); a
@@ -76,6 +78,7 @@ class SciCodeEvaluator:
         if executor not in EXECUTORS:
             raise ConfigError(f'unknown executor {executor!r}', key='executor',
                               fix=f'use one of {", ".join(map(repr, EXECUTORS))}')
+        self.own_workers = max_workers is not None
         self.max_workers = max_workers or default_workers()
         self.prefilled_mode = prefilled_mode
         self.simps_shim = simps_shim
@@ -199,16 +202,27 @@ class SciCodeEvaluator:
             out.append(Submission(key, job, durations.expected(sid, key), judge))
         return out
 
-    def pool(self, verdicts=None, durations=None):
-        """A pool of `max_workers` workers for this evaluator's limits (started on first use);
-        `verdicts` are its claims."""
-        return StepPool(self.make_executor, verdicts if verdicts is not None else LocalVerdicts(), durations)
+    @property
+    def shares_machine_pool(self):
+        """Whether this evaluator's steps may run in the run's pool on this machine (pool/server.py),
+        beside other tasks' steps: not when it asks for a number of workers of its own, nor for a
+        new Python per step."""
+        return self.executor_name == 'forkserver' and not self.own_workers
 
-    def run_jobs(self, jobs, targets_path, on_step=None, verdicts=None, durations=None, n=1):
+    def pool(self, verdicts=None, durations=None, run_root=None):
+        """Where the steps run (started on first use): with `run_root`, the run's pool on this
+        machine where the settings allow it; else a pool of `max_workers` workers of its own.
+        `verdicts`: those already known (not run again), and where each new one is kept."""
+        verdicts = verdicts if verdicts is not None else LocalVerdicts()
+        if run_root is not None and self.shares_machine_pool:
+            return MachinePool(run_root, durations, verdicts)
+        return StepPool(self.make_executor, verdicts, durations)
+
+    def run_jobs(self, jobs, targets_path, on_step=None, verdicts=None, durations=None, n=1, run_root=None):
         """Run jobs in the order the pool plans; (step_id, sample) -> StepRecord.
 
-        A program another eval task has already run (or is running) is not run
-        again: its verdict is shared.
+        A program another task of the run has already run (or is running) is not
+        run again: its verdict is shared.
         """
         records = {}
 
@@ -219,16 +233,17 @@ class SciCodeEvaluator:
 
         durations = durations or StepDurations(None)
         verdicts = verdicts if verdicts is not None else LocalVerdicts()
-        pool = self.pool(verdicts, durations)
+        pool = self.pool(verdicts, durations, run_root)
         pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts))
         pool.close()
         self.protections = self.protections or pool.protections
         return records
 
-    def evaluate(self, dataset, predictions, targets, on_step=None, shared_dir=None, n=1, ks=(), known=None):
+    def evaluate(self, dataset, predictions, targets, on_step=None, run_root=None, n=1, ks=(), known=None):
         """Per-step records and metrics for one model on one dataset (`n` samples per problem;
         `ks`: pass@k for these k besides 1 and n; `known`: (step_id, sample) -> StepRecord already
-        decided, e.g. by the shards of this evaluation, not run again)."""
+        decided, e.g. by the shards of this evaluation, not run again). `run_root`: the run this
+        is part of: its verdicts are shared, its steps run in the run's pool on this machine."""
         jobs, records = self.jobs(dataset, predictions, targets, n)
         known = known or {}
         jobs = {key: job for key, job in jobs.items() if key not in known}
@@ -236,9 +251,10 @@ class SciCodeEvaluator:
         for record in records.values():
             if on_step:
                 on_step(record)
-        shared = SharedVerdicts(shared_dir) if shared_dir else None
+        shared = SharedVerdicts(verdicts_dir(run_root)) if run_root else None
         durations = StepDurations(durations_path(dataset.data_dir))
-        records.update(self.run_jobs(jobs, targets.path, on_step, shared or LocalVerdicts(), durations, n))
+        records.update(self.run_jobs(jobs, targets.path, on_step, shared or LocalVerdicts(), durations, n,
+                                     run_root))
         if shared is not None:
             # Every step may have been run by another task: report its sandbox.
             if self.protections:

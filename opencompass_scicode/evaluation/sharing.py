@@ -19,6 +19,11 @@ from ..utils.workdir import write_json_atomic
 from ..utils.fingerprint import fingerprint
 
 
+def verdicts_dir(run_root):
+    """Where a run keeps its verdicts."""
+    return Path(run_root) / 'cache' / 'verdicts'
+
+
 def program_key(job, targets_identity, verdict_settings):
     digest = hashlib.sha256()
     for part in (job.step_id, job.program, json.dumps(list(job.tests)), job.dependencies,

@@ -121,7 +121,7 @@ class EvalTask(BaseTask):
         if self.merge_shards:
             self.log(f'{len(known)} verdicts from {len(self.part_paths)} shards')
         scores = evaluator.evaluate(dataset, predictions, targets, on_step=on_step,
-                                    shared_dir=self.run_dir.root / 'cache' / 'verdicts', n=samples,
+                                    run_root=self.run_dir.root, n=samples,
                                     ks=(self.dataset_cfg.get('eval_cfg') or {}).get('pass_at_k', ()),
                                     known=known)
         results = {

@@ -9,6 +9,8 @@
     logs/infer/<model>.out, logs/eval/<model>/<dataset>.out,
     logs/targets/<dataset>.out                task output (+ .progress.json)
     logs/infer/<model>.server.log             output of a model server the task started
+    logs/pool/<host>.log                      output of the run's step pool on that machine
+    cache/verdicts/<program key>.json         each distinct step program's verdict (evaluation/sharing.py)
     status.json                               last known state of every task
     .lock, .tasks.lock                        held while run.py and its tasks work (utils/runlock.py)
 """
