@@ -74,6 +74,7 @@ class StepPool:
         self._threads = []
         self._waiting = {}            # key -> submissions for it not answered yet
         self._jobs = {}               # key -> the job run for it
+        self._running = {}            # key -> (worker, job) running it
         self._closed = False
         self._observed, self._imported = [], {}
         self._changed = threading.Condition(threading.RLock())
@@ -110,14 +111,19 @@ class StepPool:
 
     def withdraw(self, owner):
         """Forget `owner`'s submissions (it has gone): a program nobody else waits for is not run,
-        or, if it runs already, its run goes to nobody."""
+        or, if it runs already, is stopped (its worker is replaced), as it would have died with a
+        pool of the owner's own."""
         with self._changed:
             for key in list(self._waiting):
                 left = [item for item in self._waiting[key] if item.owner is not owner]
                 self._waiting[key] = left
-                if not left and self._planner is not None and key in self._planner.pending:
+                if left or self._planner is None:
+                    continue
+                if key in self._planner.pending:
                     self._planner.drop(key)
                     del self._waiting[key], self._jobs[key]
+                elif key in self._running:
+                    self._executor.abandon(*self._running[key])
             self._changed.notify_all()
 
     def busy(self):
@@ -206,6 +212,8 @@ class StepPool:
                     executor.copy_worker(source, slot)   # else: the worker imports them itself
                 if executor.workers > 1 and self._lone(slot, key):
                     job = dataclasses.replace(job, threads=executor.threads * executor.workers)
+                with self._changed:
+                    self._running[key] = (slot, job)
                 with self.cpus.hold():
                     run = executor.run(job, slot)
                 protections = next((e.get('protections') for e in run.events
@@ -216,6 +224,7 @@ class StepPool:
                 run = harness_failure(exc)
             measured = self._answer(key, run)
             with self._changed:
+                self._running.pop(key, None)
                 if measured:
                     # the worker's whole time on it (later tests for information included): what it costs
                     busy = run.busy_s or run.duration_s

@@ -379,6 +379,9 @@ class _BaseExecutor:
     def start(self):
         sweep_once()            # what workers killed outright before left behind
 
+    def abandon(self, slot, job):
+        """Stop `job` if worker `slot` runs it now, where that can be done (see ForkServerExecutor)."""
+
     def close(self):
         self._stop_prefetching()
 
@@ -392,6 +395,9 @@ class ForkServerExecutor(_BaseExecutor):
         self._zygote, channels = _spawn_zygote(self.workers, self.preload, self.threads)
         self._slots = [_Worker(self.preload, self.threads, channel) for channel in channels]
         self._busy = [threading.Lock() for _ in channels]
+        self._running_lock = threading.Lock()
+        self._running = [None] * self.workers         # the job each worker runs (abandon)
+        self._abandoned = [False] * self.workers
         self.loaded = [set(self.preload) for _ in range(self.workers)]
         self.watch = set()        # modules some job needs: workers say which they hold
 
@@ -399,14 +405,26 @@ class ForkServerExecutor(_BaseExecutor):
         payload['watch'] = sorted(self.watch)
         with self._busy[slot]:
             worker = self._slots[slot]
+            with self._running_lock:
+                self._running[slot] = job
             result = worker.run(payload)
+            with self._running_lock:
+                self._running[slot] = None
+                abandoned, self._abandoned[slot] = self._abandoned[slot], False
             self.loaded[slot].update(job.modules)
             self.loaded[slot].update(result.get('loaded', ()))   # and what those imports pulled in
-            if result.get('worker_lost'):
+            if result.get('worker_lost') or abandoned:
                 worker.lost()                  # replace a dead or stuck worker by a standalone one
                 self._slots[slot] = _Worker(self.preload, self.threads)
                 self.loaded[slot] = set(self.preload)
         return result
+
+    def abandon(self, slot, job):
+        """Stop `job` if worker `slot` runs it now (nobody wants its verdict any more): the worker
+        is killed, its step with it, and replaced as a lost worker is."""
+        with self._running_lock:
+            if self._running[slot] is job and self._slots[slot].kill():
+                self._abandoned[slot] = True
 
     def copy_worker(self, source, target):
         """Replace worker `target` by a copy of worker `source`, imports included (about
