@@ -23,8 +23,11 @@ def stopped_tasks(status):
     return stopped
 
 
-def collect(cfg, run_dir):
-    """The results of every model x dataset of the config, or a marker where there are none."""
+def collect(cfg, run_dir, steps=True, each=None):
+    """The results of every model x dataset of the config, or a marker where there are none.
+    `each(model, dataset, results)` is called with each results file as read, step records and
+    all; with `steps=False` they are then let go (every table and the plot need only the
+    numbers and the problems' verdicts, and a large run's step records hold hundreds of MB)."""
     stopped = stopped_tasks(run_dir.load_status())
     table = {}
     for model in cfg['models']:
@@ -35,7 +38,12 @@ def collect(cfg, run_dir):
             failed = (m, None) in stopped or (m, d) in stopped
             results = None
             if path.is_file() and stopped.get((m, d)) != 'eval':
-                results = json.loads(path.read_text())
+                results = json.loads(path.read_bytes())
+            if results and each is not None:
+                each(m, d, results)
+            if isinstance(results, dict) and results and not steps:
+                for problem in results.get('problems') or ():
+                    problem.pop('steps', None)
             table[m, d] = results if results else (FAILED if failed else MISSING)
     return table
 

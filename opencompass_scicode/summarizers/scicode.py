@@ -23,7 +23,7 @@ from .layouts import LAYOUTS, LONG_HEADER, METRICS, SIDES, choose_layout, group_
     wide_table
 from .opencompass_table import check_shape, opencompass_table
 from .plot import bar_chart, draw, import_pyplot, row_chart
-from .report import build_report
+from .report import Records, build_report
 from .results_files import FAILED, MISSING, collect
 from .table_files import write_tables
 
@@ -81,8 +81,12 @@ class SciCodeSummarizer:
 
     def summarize(self, cfg, run_dir, echo=True, compare=()):
         """Tables, plot and report of `run_dir`; `compare`: other RunDirs the report shows beside it."""
-        header, body, collected, groups = self.rows(cfg, run_dir)
+        groups = group_datasets(cfg['datasets'])
         layout = self.layout_for(groups)
+        # The report's step records are taken as each file is read; the tables need only numbers.
+        records = Records(cfg) if self.report else None
+        collected = collect(cfg, run_dir, steps=False, each=records and records.reader(run_dir.timestamp))
+        header, body = (long_table if layout == 'long' else wide_table)(cfg, collected, groups)
         sections = [('results', title(cfg, groups, layout), header, body)]
         if self.dataset_abbrs is not None or self.summary_groups:
             sections.append(('opencompass', 'OpenCompass-style table (%; accuracy = main problems, sub_accuracy '
@@ -110,7 +114,9 @@ class SciCodeSummarizer:
             report = build_report(cfg, run_dir, collected, usage[1],
                                   plots=[png] if png else [], tables=tables,
                                   known_defects=self.known_defects,
-                                  compare=[(other.timestamp, collect(cfg, other)) for other in compare])
+                                  compare=[(other.timestamp, collect(cfg, other, steps=False,
+                                                                     each=records.reader(other.timestamp)))
+                                           for other in compare], records=records)
             written.append(report)
         if echo:
             print(txt)
