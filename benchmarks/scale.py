@@ -158,19 +158,22 @@ def _record(step, category, sample, rng):
                       **kwargs)
 
 
-def synthetic_run(work_dir, n_models, samples, data):
-    """Write the run; return (config file, RunDir, config dict)."""
+def synthetic_run(work_dir, n_models, samples, data, sample_ids=None):
+    """Write the run; return (config file, RunDir, config dict). `sample_ids`: only these problems
+    (a quick run for tests)."""
     run_dir = RunDir(work_dir, TIMESTAMP).create()
     datasets = [dict(abbr=f'scicode_all{sfx}', split='all', with_bg=bg, path=str(data),
-                     infer_cfg=dict(n=samples)) for bg, sfx in ((False, ''), (True, '_with_background'))]
+                     infer_cfg=dict(n=samples), **({'sample_ids': list(sample_ids)} if sample_ids else {}))
+                for bg, sfx in ((False, ''), (True, '_with_background'))]
     models = [dict(abbr=f'model-{i:02d}') for i in range(n_models)]
     settings = SciCodeEvaluator().settings()
     weights, categories = zip(*((w, c) for w, c in OUTCOMES))
     status = {}
     for ds_cfg in datasets:
-        dataset = SciCodeDataset(path=str(data), split='all', with_bg=ds_cfg['with_bg'])
+        dataset = SciCodeDataset(path=str(data), split='all', with_bg=ds_cfg['with_bg'], sample_ids=sample_ids)
         steps = [s for p in dataset.problems for s in p.steps]
-        donors = [s.ground_truth_code for s in steps if s.ground_truth_code and '\n' in s.ground_truth_code]
+        donors = [s.ground_truth_code for p in SciCodeDataset(path=str(data), split='validation').problems
+                  for s in p.steps if s.ground_truth_code and '\n' in s.ground_truth_code]
         words = ' '.join(s.description for s in steps).split()
         for m, model in enumerate(models):
             rng = random.Random(f'{m}/{ds_cfg["abbr"]}')
