@@ -9,6 +9,17 @@ puts on the page with `textContent`, never as markup, so a response holding
 model comparison are plain HTML, escaped by Jinja2, usable before any script
 runs. Every element that shows one step carries data-model, data-dataset,
 data-step-id, data-sample, data-status and data-category.
+
+A large run (10 models x 338 steps x 2 settings x 5 samples) has hundreds of MB
+of step text, mostly repeated: a step's prompt holds the problem's text and the
+sample's earlier code, its code is part of its response. So the page carries
+two kinds of data. The index, decoded at load: every step's verdict and short
+facts, enough for the grid and the filters. The texts, one chunk per dataset and
+problem (every model, sample and compared run of it), each kept once per
+paragraph: a text is a list of runs of paragraph numbers. A chunk is decoded
+when one of its steps is shown, or all of them when the search looks into code.
+The records are gathered file by file while the summary reads the results
+files (`Records`), so no more than one file's step records are held at a time.
 """
 import base64
 import gzip
@@ -23,24 +34,109 @@ TEMPLATE_DIR = Path(__file__).with_name('templates')
 RECORD_FIELDS = ('status', 'category', 'error_type', 'message', 'duration_s', 'returncode', 'stdout',
                  'stderr', 'violation', 'shared', 'failed_test', 'tests_total', 'tests_passed', 'tests_not_run',
                  'tests_note', 'assertion', 'raised_at', 'comparison')
+# Fields of a step's record that stay out of the index: shown in the step's detail only.
+DETAIL_FIELDS = ('stdout', 'stderr', 'comparison', 'prompt', 'response', 'code', 'reasoning', 'error')
+PARAGRAPH = '\n\n'
 
 
-def _payload(cfg, runs):
-    """What the page's script renders: per run, model and dataset its step records; per dataset
-    its steps. `runs` is [(label, collected results)], this run first."""
-    steps, records = {}, []
+class _Chunk:
+    """The texts of one dataset and problem: paragraphs kept once, texts as runs over them."""
+
+    def __init__(self, dataset, problem_id):
+        self.dataset, self.problem_id = dataset, problem_id
+        self.paragraphs = {}        # text -> number, in the order first seen
+        self.records = []
+        self.steps = {}
+
+    def runs(self, text):
+        """[first, count, first, count, ...]: the text is those paragraphs joined by a blank line."""
+        out = []
+        known = self.paragraphs
+        for paragraph in text.split(PARAGRAPH):
+            number = known.setdefault(paragraph, len(known))
+            if out and out[-2] + out[-1] == number:
+                out[-1] += 1
+            else:
+                out += (number, 1)
+        return out
+
+    def add(self, details):
+        """Position of one record's detail ({field: value}) in this chunk."""
+        texts = {k: self.runs(v) for k, v in details.items() if isinstance(v, str)}
+        other = {k: v for k, v in details.items() if not isinstance(v, str)}
+        self.records.append({'t': texts, **({'o': other} if other else {})})
+        return len(self.records) - 1
+
+    def packed(self):
+        return _packed({'dataset': self.dataset, 'problem_id': self.problem_id, 'steps': self.steps,
+                        'paragraphs': list(self.paragraphs), 'records': self.records})
+
+
+class Records:
+    """The step records a report shows, gathered one results file at a time: `reader(run)` is a
+    callback for results_files.collect."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.runs = []
+        self.index = []
+        self.chunks = {}        # (dataset, problem id) -> _Chunk
+
+    def reader(self, run):
+        self.runs.append(run)
+        return lambda model, dataset, results: self.add(run, model, dataset, results)
+
+    def add(self, run, model, dataset, results):
+        for problem in results.get('problems') or ():
+            key = (dataset, problem['problem_id'])
+            chunk = self.chunks.get(key)
+            if chunk is None:
+                chunk = self.chunks[key] = _Chunk(dataset, problem['problem_id'])
+            for step in problem.get('steps', ()):
+                chunk.steps.setdefault(step['step_id'], {
+                    'problem_id': problem['problem_id'], 'tests': step.get('tests') or [],
+                    'gold_code': step.get('gold_code')})
+                answer = step.get('answer') or {}
+                usage = answer.get('usage') or {}
+                details = {k: step.get(k) for k in ('stdout', 'stderr', 'comparison')
+                           if step.get(k) not in (None, '')}
+                details.update({'prompt': answer.get('prompt'), 'response': answer.get('response'),
+                                'code': answer.get('program') or answer.get('code'),
+                                'reasoning': answer.get('reasoning'), 'error': answer.get('error')})
+                self.index.append({
+                    'run': run, 'model': model, 'dataset': dataset, 'problem_id': problem['problem_id'],
+                    'step_id': step['step_id'], 'sample': step.get('sample', 0),
+                    **{k: step.get(k) for k in RECORD_FIELDS
+                       if k not in DETAIL_FIELDS and step.get(k) not in (None, '')},
+                    'category': step.get('category') or step['status'],
+                    'tokens': [usage.get('prompt_tokens'), usage.get('completion_tokens')],
+                    'chunk': key, 'at': chunk.add({k: v for k, v in details.items() if v is not None})})
+
+    def payload(self):
+        """(the index, [packed chunks]) for the page."""
+        numbers = {key: i for i, key in enumerate(self.chunks)}
+        records = [dict(r, chunk=numbers[r['chunk']]) for r in self.index]
+        _mark_differences(records)
+        order = {d['abbr']: i for i, d in enumerate(self.cfg['datasets'])}
+        records.sort(key=lambda r: (order[r['dataset']], _step_key(r['step_id']), r['sample']))
+        index = {'models': [m['abbr'] for m in self.cfg['models']],
+                 'datasets': [{'abbr': d['abbr'], 'with_bg': bool(d.get('with_bg')), 'split': d.get('split')}
+                              for d in self.cfg['datasets']],
+                 'runs': list(self.runs), 'categories': list(CATEGORIES), 'steps': {}, 'records': records}
+        return index, [chunk.packed() for chunk in self.chunks.values()]
+
+
+def _records_of(cfg, runs):
+    """Records of `runs`, [(label, collected results with their step records)], this run first."""
+    records = Records(cfg)
     for run, collected in runs:
-        _add_records(cfg, run, collected, steps, records)
-    _mark_differences(records)
-    # The same step of every model side by side: their prompts share most of their text, and
-    # gzip only finds repeats within 32 kB.
-    order = {d['abbr']: i for i, d in enumerate(cfg['datasets'])}
-    records.sort(key=lambda r: (order[r['dataset']], _step_key(r['step_id']), r['sample']))
-    return {'models': [m['abbr'] for m in cfg['models']],
-            'datasets': [{'abbr': d['abbr'], 'with_bg': bool(d.get('with_bg')), 'split': d.get('split')}
-                         for d in cfg['datasets']],
-            'runs': [label for label, _ in runs],
-            'categories': list(CATEGORIES), 'steps': steps, 'records': records}
+        add = records.reader(run)
+        for m in cfg['models']:
+            for ds in cfg['datasets']:
+                results = collected.get((m['abbr'], ds['abbr']))
+                if isinstance(results, dict):
+                    add(m['abbr'], ds['abbr'], results)
+    return records
 
 
 def _mark_differences(records):
@@ -53,39 +149,13 @@ def _mark_differences(records):
             r['differs'] = True
 
 
-def _add_records(cfg, run, collected, steps, records):
-    for m in cfg['models']:
-        for ds in cfg['datasets']:
-            results = collected.get((m['abbr'], ds['abbr']))
-            if not isinstance(results, dict):
-                continue
-            known = steps.setdefault(ds['abbr'], {})
-            for problem in results['problems']:
-                for step in problem.get('steps', ()):
-                    known.setdefault(step['step_id'], {
-                        'problem_id': problem['problem_id'], 'tests': step.get('tests') or [],
-                        'gold_code': step.get('gold_code')})
-                    answer = step.get('answer') or {}
-                    usage = answer.get('usage') or {}
-                    records.append({
-                        'run': run, 'model': m['abbr'], 'dataset': ds['abbr'],
-                        'problem_id': problem['problem_id'],
-                        'step_id': step['step_id'], 'sample': step.get('sample', 0),
-                        **{k: step.get(k) for k in RECORD_FIELDS if step.get(k) not in (None, '')},
-                        'category': step.get('category') or step['status'],
-                        'prompt': answer.get('prompt'), 'response': answer.get('response'),
-                        'code': answer.get('program') or answer.get('code'),
-                        'reasoning': answer.get('reasoning'), 'error': answer.get('error'),
-                        'tokens': [usage.get('prompt_tokens'), usage.get('completion_tokens')]})
-
-
 def _step_key(step_id):
     problem, _, index = step_id.partition('.')
     return (int(problem), int(index)) if problem.isdigit() and index.isdigit() else (0, 0)
 
 
 def _packed(payload):
-    """gzip + base64: model text repeats a lot (prompts embed earlier code), so this is small."""
+    """gzip + base64 of the JSON text."""
     blob = json.dumps(payload, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
     return base64.b64encode(gzip.compress(blob, compresslevel=6, mtime=0)).decode('ascii')
 
@@ -124,12 +194,18 @@ def _who_solves(cfg, collected):
     return out
 
 
-def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=(), tables=None, known_defects=True):
+def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=(), tables=None, known_defects=True,
+                 records=None):
     """Write summary/report_<timestamp>.html; return its path. `compare`: [(label, collected
     results)] of other runs, shown beside this one, steps whose verdict differs marked; `tables`:
     the summary's tables by name (the report shows its paired differences and pass@k);
-    `known_defects`: show the scores without known-defective steps."""
+    `known_defects`: show the scores without known-defective steps; `records`: the step records
+    of this run and the compared ones, gathered while their files were read (`Records`); without
+    it, they are taken from `collected` and `compare`, which then hold them."""
     from jinja2 import Environment, FileSystemLoader, select_autoescape
+    if records is None:
+        records = _records_of(cfg, [(run_dir.timestamp, collected), *compare])
+    index, chunks = records.payload()
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(['html', 'j2']))
     page = env.get_template('report.html.j2').render(
         title=f'SciCode report: run {run_dir.timestamp}', nonce=secrets.token_urlsafe(16),
@@ -144,7 +220,7 @@ def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=(), tabl
                                                              'interval over the problems both scored)'),
                                             ('pass_at_k', 'pass@k over samples (%)'))
                       if (tables or {}).get(name, ([], []))[1]],
-        payload=_packed(_payload(cfg, [(run_dir.timestamp, collected), *compare])))
+        payload=_packed(index), chunks=chunks)
     path = run_dir.summary_path('html').with_name(f'report_{run_dir.timestamp}.html')
     path.write_text(page, encoding='utf-8')
     return path

@@ -1,0 +1,48 @@
+"""The summary's tables as files: one text file and one Markdown file with every table and
+the notes, and one CSV per table.
+
+A section is `(name, heading, header, rows)`; its name names its CSV
+(`summary_<ts>.csv` for the main table, `summary_<ts>.<name>.csv` for the
+others). Apart from the tables themselves so that what a table holds and how it
+is written out change separately.
+"""
+import csv
+import io
+
+from tabulate import tabulate
+
+
+def as_text(sections, notes):
+    """Every table, plain text, the notes after them."""
+    txt = '\n\n'.join(f'{heading}\n\n' + tabulate(rows, headers=head, tablefmt='simple', disable_numparse=True)
+                      for _, heading, head, rows in sections)
+    return txt + ('\n\n' + '\n'.join(notes) if notes else '') + '\n'
+
+
+def as_markdown(sections, notes):
+    """Every table, the first under `##`, the others under `###`, the notes as a list."""
+    md = '\n\n'.join(f'{"##" if i == 0 else "###"} {heading}\n\n'
+                     + tabulate(rows, headers=head, tablefmt='github', disable_numparse=True)
+                     for i, (_, heading, head, rows) in enumerate(sections))
+    return md + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '') + '\n'
+
+
+def as_csv(header, rows):
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def write_tables(run_dir, sections, notes):
+    """(the text, [paths written]): summary_<ts>.txt, .md, then one CSV per section."""
+    txt = as_text(sections, notes)
+    run_dir.summary_path('txt').write_text(txt, encoding='utf-8')
+    run_dir.summary_path('md').write_text(as_markdown(sections, notes), encoding='utf-8')
+    written = [run_dir.summary_path(ext) for ext in ('txt', 'md')]
+    for name, _, head, rows in sections:       # one CSV per table: summary_<ts>.csv, ...
+        path = run_dir.summary_path('csv' if name == 'results' else f'{name}.csv')
+        path.write_text(as_csv(head, rows), encoding='utf-8')
+        written.append(path)
+    return txt, written
