@@ -1,7 +1,8 @@
 """Pieces written once and used by several parts: the `not run` status of a task whose
-dependencies stopped."""
+dependencies stopped, and the "did you mean" hint of a misspelt name."""
 import pytest
 
+from opencompass_scicode.errors import close_matches, did_you_mean
 from opencompass_scicode.launch.execute import run_stage
 from opencompass_scicode.runners.base import BaseRunner
 from opencompass_scicode.tasks.contract import TaskSpec, TaskStatus, status_of
@@ -74,3 +75,24 @@ def test_a_runner_does_not_start_a_task_whose_dependency_failed(debug):
     first, second = _FailingRunner(max_num_workers=2, debug=debug).launch(specs)
     assert first.state == 'failed'
     assert second == TaskStatus.not_run(specs[1], ['infer/m'])
+
+
+# ----------------------------------------------------------------- did you mean
+
+def test_did_you_mean_names_the_nearest_choice_quoted():
+    assert did_you_mean('timout', ['timeout', 'max_workers']) == "did you mean 'timeout'? "
+    assert close_matches('runer', ('partitioner', 'runner')) == ['runner']
+
+
+def test_did_you_mean_lists_several_unquoted_when_asked():
+    stems = ['scicode_gen', 'scicode_gen_085b98', 'scicode_wbg_gen_085b98', 'gpt_4o']
+    hint = did_you_mean('scicode_gn', stems, n=5, cutoff=0.5, quote=False)
+    assert hint.startswith('did you mean scicode_gen, ') and hint.endswith('? ') and "'" not in hint
+    assert 'gpt_4o' not in hint
+
+
+def test_did_you_mean_is_empty_when_nothing_is_near_or_the_name_is_not_text():
+    assert did_you_mean('zzz', ['timeout', 'max_workers']) == ''
+    assert did_you_mean('timeout', []) == ''
+    assert did_you_mean(3, ['timeout']) == ''         # a key of another type: no hint, no crash
+    assert close_matches(None, ['timeout']) == []
