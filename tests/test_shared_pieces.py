@@ -1,5 +1,6 @@
 """Pieces written once and used by several parts: the `not run` status of a task whose
-dependencies stopped, and the "did you mean" hint of a misspelt name."""
+dependencies stopped, the "did you mean" hint of a misspelt name, and the environment
+variable through which the runner tells evaluation tasks how many of them run at once."""
 import pytest
 
 from opencompass_scicode.errors import close_matches, did_you_mean
@@ -96,3 +97,19 @@ def test_did_you_mean_is_empty_when_nothing_is_near_or_the_name_is_not_text():
     assert did_you_mean('timeout', []) == ''
     assert did_you_mean(3, ['timeout']) == ''         # a key of another type: no hint, no crash
     assert close_matches(None, ['timeout']) == []
+
+
+# ----------------------------------------------------------------- tasks side by side
+
+def test_the_runner_and_the_evaluator_share_the_parallel_variable(monkeypatch):
+    from opencompass_scicode.evaluation.evaluator import default_workers
+    from opencompass_scicode.runners import local
+    from opencompass_scicode.utils.parallel import PARALLEL_ENV
+    assert local.PARALLEL_ENV is PARALLEL_ENV
+    monkeypatch.delenv('SLURM_CPUS_PER_TASK', raising=False)
+    monkeypatch.setenv(PARALLEL_ENV, '1')
+    alone = default_workers()
+    monkeypatch.setenv(PARALLEL_ENV, str(10 * alone))
+    assert default_workers() == 1               # many tasks at once: one worker each at least
+    monkeypatch.setenv(PARALLEL_ENV, 'two')
+    assert default_workers() == alone           # not a number: as if alone
