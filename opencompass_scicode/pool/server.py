@@ -201,9 +201,9 @@ def serve(args):
     if not key:
         print('step pool: no key on stdin', file=sys.stderr, flush=True)
         return 2
+    print(f'step pool: {args.workers} workers on {args.socket} (pid {os.getpid()})', file=sys.stderr, flush=True)
     server = PoolServer(args.socket, args.workers, key, args.durations, args.idle)
     server.listen()
-    print(f'step pool: {args.workers} workers on {args.socket}', file=sys.stderr, flush=True)
     while not stop.is_set():
         ready, _, _ = select.select([watched] if watched is not None else [], [], [], 0.5)
         if ready:
