@@ -111,6 +111,16 @@ def alive(pids):
     return [pid for pid in pids if (proc := read_proc(pid)) is not None and proc.live]
 
 
+def wait_until(predicate, timeout=30.0, interval=0.1):
+    """Wait until `predicate()` is true; AssertionError after `timeout` seconds."""
+    import time
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f'not true within {timeout} s: {getattr(predicate, "__name__", predicate)}')
+        time.sleep(interval)
+
+
 def wait_until_gone(text, timeout=15.0):
     """Seconds until no live process mentions `text`; AssertionError naming them after `timeout`."""
     import time

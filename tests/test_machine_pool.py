@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from helpers import ROOT, alive, descendants, gold_predictions, tiny_dataset
+from helpers import ROOT, alive, descendants, gold_predictions, tiny_dataset, wait_until
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.regenerate import ensure_targets
 from opencompass_scicode.evaluation.sharing import LocalVerdicts
@@ -42,11 +42,37 @@ def _submit(pool, evaluator, ds, targets, preds):
     return got
 
 
+def _peer(conn):
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize('3i'))
+    return struct.unpack('3i', creds)[0]
+
+
 def _server_of(pool):
     """The pid of the server a MachinePool is connected to (its end of the socket says)."""
     pool.start()
-    creds = pool._conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize('3i'))
-    return struct.unpack('3i', creds)[0]
+    return _peer(pool._conn)
+
+
+def _serving(run_root):
+    """The pid of the pool serving the run here now, or None (asks the socket; starts nothing)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        try:
+            conn.connect(str(socket_path(run_root)))
+        except OSError:
+            return None
+        return _peer(conn)
+
+
+@pytest.fixture
+def run_root(tmp_path):
+    """A run directory; the pool a test started for it is stopped after the test, as the end of
+    run.py stops it (here the pools watch the test process, which goes on)."""
+    root = tmp_path / 'run'
+    yield root
+    pid = _serving(root)
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+        wait_until(lambda: not _alive(pid), timeout=30)
 
 
 def _alive(pid):
@@ -66,8 +92,7 @@ def _close_within(pool, seconds):
     assert not closer.is_alive(), f'the pool did not answer within {seconds} s'
 
 
-def test_tasks_share_one_pool_each_program_runs_once_with_its_own_limits(tiny_data, tmp_path):
-    run_root = tmp_path / 'run'
+def test_tasks_share_one_pool_each_program_runs_once_with_its_own_limits(tiny_data, run_root):
     ds, targets, preds = _programs(tiny_data, SLEEP.format(s=1))
     first, second = (MachinePool(run_root, claims=LocalVerdicts()) for _ in range(2))
     evaluator = SciCodeEvaluator(timeout=60)
@@ -104,8 +129,7 @@ time.sleep(600)
 '''
 
 
-def test_a_task_that_dies_takes_its_programs_with_it(tiny_data, tmp_path):
-    run_root = tmp_path / 'run'
+def test_a_task_that_dies_takes_its_programs_with_it(tiny_data, run_root):
     script = CLIENT.format(tests=str(ROOT / 'tests'), root=str(ROOT), data=str(tiny_data), run=str(run_root))
     # a task as the local runner starts it: run.py (here, this process) is the one the pool watches
     env = dict(os.environ, **{PARENT_ENV: str(os.getpid())})
@@ -116,11 +140,7 @@ def test_a_task_that_dies_takes_its_programs_with_it(tiny_data, tmp_path):
         server = _server_of(pool)
         # both workers busy with its 300 s programs (the zygote, 2 workers and 2 step processes),
         # a third one queued
-        deadline = 60
-        while len(descendants(server)) < 5 and deadline > 0:
-            threading.Event().wait(0.2)
-            deadline -= 0.2
-        assert len(descendants(server)) >= 5, descendants(server)
+        wait_until(lambda: len(descendants(server)) >= 5, timeout=60)
     finally:
         dying.kill()
         dying.wait()
@@ -132,8 +152,7 @@ def test_a_task_that_dies_takes_its_programs_with_it(tiny_data, tmp_path):
     assert _started(run_root) == 1 and _alive(server)        # the same pool served both
 
 
-def test_the_pool_going_away_costs_no_verdict(tiny_data, tmp_path):
-    run_root = tmp_path / 'run'
+def test_the_pool_going_away_costs_no_verdict(tiny_data, run_root):
     ds, targets, preds = _programs(tiny_data, SLEEP.format(s=3))
     pool = MachinePool(run_root, claims=LocalVerdicts())
     got = _submit(pool, SciCodeEvaluator(timeout=60), ds, targets, preds)
@@ -142,8 +161,8 @@ def test_the_pool_going_away_costs_no_verdict(tiny_data, tmp_path):
     os.kill(server, signal.SIGKILL)                  # as the OOM killer would
     _close_within(pool, 120)
     assert sorted((r.step_id, r.status) for r in got) == [('900.1', 'pass'), ('900.2', 'pass'), ('901.1', 'pass')]
-    successor = _server_of(MachinePool(run_root))
-    assert successor != server and _alive(successor) and not _alive(server)   # a new pool took over
+    successor = _serving(run_root)
+    assert successor not in (None, server) and _alive(successor) and not _alive(server)   # a new pool took over
 
 
 def test_only_the_runs_own_processes_may_hand_the_pool_work(tmp_path):
@@ -179,12 +198,11 @@ ATTACK = textwrap.dedent('''
 
 
 @pytest.mark.parametrize('layers', ['all', 'same user'])
-def test_a_step_cannot_hand_the_pool_work(tiny_data, tmp_path, layers):
+def test_a_step_cannot_hand_the_pool_work(tiny_data, tmp_path, run_root, layers):
     """A step tries to send every pool on the machine a job whose unpickling would run a command
     outside the sandbox. As the same user (no uid of its own, as for anyone but root) and with the
     network open it reaches the sockets: the pools must refuse it (it cannot read their key)."""
     marker = tmp_path / 'escaped'
-    run_root = tmp_path / 'run'
     ds, targets, preds = _programs(tiny_data)
     attack = ATTACK.format(command=f'touch {marker}', known=str(socket_path(run_root)))
     preds['900.1']['code'] = attack + preds['900.1']['code']

@@ -37,7 +37,7 @@ from . import wire
 from .timings import StepDurations
 from .workers import StepPool, Submission
 
-IDLE_S = 10.0
+IDLE_S = 5.0
 # Each job carries its task's limits; these apply to none (the executor needs some).
 _NO_LIMITS = Limits(timeout=1800)
 
