@@ -60,3 +60,21 @@ def standin_targets(official_data, tmp_path_factory):
     path = tmp_path_factory.mktemp('standin') / 'standin_targets.h5'
     write_standin(path, official_data)
     return path
+
+
+@pytest.fixture(scope='module')
+def steps(official_data):
+    """Every step of the validation split (what the loopback server answers with gold code)."""
+    from opencompass_scicode.datasets import SciCodeDataset
+    ds = SciCodeDataset(path=str(official_data), split='validation')
+    return [s for p in ds.problems for s in p.steps]
+
+
+@pytest.fixture
+def server(steps):
+    """The loopback OpenAI-compatible server (tests/openai_server.py), asking for helpers.KEY and
+    answering each step of the validation split with its gold code."""
+    from helpers import KEY
+    from openai_server import FakeOpenAI
+    with FakeOpenAI(steps, key=KEY) as srv:
+        yield srv
