@@ -3,23 +3,19 @@ import json
 
 import pytest
 
+from helpers import fake_results, write_results
 from opencompass_scicode.summarizers import SciCodeSummarizer
 from opencompass_scicode.summarizers.scicode import bar_chart
 from opencompass_scicode.utils.workdir import RunDir
 
 
-def _results(model, dataset, with_bg, resolved, correct):
-    return {'model': model, 'dataset': dataset, 'split': 'validation', 'with_bg': with_bg,
-            'targets': 'regenerated', 'main_problem_resolve_rate': 100.0 * resolved / 3,
-            'subproblem': 100.0 * correct / 6, 'main_problem_resolved': resolved, 'main_problem_total': 3,
-            'subproblem_correct': correct, 'subproblem_total': 6,
-            'categories': {'pass': correct, 'name_error': 6 - correct},
-            'main_problem_resolve_rate_ci95': [10.0, 100.0], 'subproblem_ci95': [50.0, 100.0],
-            'excluding_known_defects': {'steps_excluded': 2, 'main_problem_resolve_rate': 50.0,
-                                        'main_problem_resolved': 1, 'main_problem_total': 2,
-                                        'subproblem': 75.0, 'subproblem_correct': 3, 'subproblem_total': 4},
-            'problems': [{'problem_id': str(i), 'problem_correct': i < resolved, 'total_correct': c,
-                          'total_steps': 2} for i, c in enumerate((2, 2, correct - 4))]}
+# 'good' on each dataset: 2 of 3 problems, 5 of 6 steps (the other a name_error); 1 of 2 and 3 of 4
+# without the steps of known defects
+GOOD = dict(resolved=2, correct=5, problems=3, failed='name_error',
+            main_problem_resolve_rate_ci95=[10.0, 100.0], subproblem_ci95=[50.0, 100.0],
+            excluding_known_defects={'steps_excluded': 2, 'main_problem_resolve_rate': 50.0,
+                                     'main_problem_resolved': 1, 'main_problem_total': 2,
+                                     'subproblem': 75.0, 'subproblem_correct': 3, 'subproblem_total': 4})
 
 
 CFG = {'models': [{'abbr': 'good'}, {'abbr': 'broken'}],
@@ -30,9 +26,7 @@ CFG = {'models': [{'abbr': 'good'}, {'abbr': 'broken'}],
 def test_summary_reads_results_status_and_usage_files(tmp_path):
     run_dir = RunDir(tmp_path, '20260101_000000').create()
     for ds, bg in (('val', False), ('val_bg', True)):
-        path = run_dir.results_path('good', ds)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(_results('good', ds, bg, 2, 5)))
+        write_results(run_dir, fake_results('good', ds, bg, **GOOD))
     run_dir.save_status({'infer/broken': {'state': 'failed', 'stage': 'infer', 'model': 'broken'}})
     usage = {'val': {'steps answered': 6, 'requests': 7, 'prompt tokens': 100, 'completion tokens': 40,
                      'errors': 0, 'model time (s)': 1.25},
@@ -91,12 +85,10 @@ def test_plot_keeps_title_and_legend_on_the_canvas(n_models):
 def test_pass_at_k_gets_a_table_when_there_are_samples(tmp_path):
     run_dir = RunDir(tmp_path, '20260101_000000').create()
     for ds, bg in (('val', False), ('val_bg', True)):
-        results = _results('good', ds, bg, 2, 5)
+        results = fake_results('good', ds, bg, **GOOD)
         if bg:
             results['pass_at_k'] = {'main': {'1': 50.0, '4': 75.0}, 'subproblem': {'1': 60.0, '4': 90.0}}
-        path = run_dir.results_path('good', ds)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(results))
+        write_results(run_dir, results)
     SciCodeSummarizer(plot=False, report=False).summarize(CFG, run_dir, echo=False)
     assert run_dir.summary_path('pass_at_k.csv').read_text().splitlines() == [
         'model,dataset,main pass@1,main pass@4,sub pass@1,sub pass@4', 'good,val_bg,50.0,75.0,60.0,90.0']
@@ -105,12 +97,10 @@ def test_pass_at_k_gets_a_table_when_there_are_samples(tmp_path):
 def test_near_misses_stand_beside_the_categories(tmp_path):
     run_dir = RunDir(tmp_path, '20260101_000000').create()
     for ds, bg, misses in (('val', False, {'near_misses': 1, 'failed': 4, 'share': 25.0}), ('val_bg', True, None)):
-        results = _results('good', ds, bg, 2, 5)
+        results = fake_results('good', ds, bg, **GOOD)
         if misses:
             results['near_misses'] = misses       # the other file predates forensics: shown as '-'
-        path = run_dir.results_path('good', ds)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(results))
+        write_results(run_dir, results)
     SciCodeSummarizer(plot=False, report=False).summarize(CFG, run_dir, echo=False)
     assert run_dir.summary_path('categories.csv').read_text().splitlines() == [
         'model,dataset,pass,name_error,near misses (of failed)', 'good,val,5,1,1/4 (25.0%)', 'good,val_bg,5,1,-']

@@ -1,23 +1,21 @@
 """configs/eval_scicode_sweep.py (models x temperatures x modes) and the summary's long layout."""
 import csv
 import json
-import os
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers import ROOT, fake_results, only_run, run_cli, write_results
 from opencompass_scicode.config import fill_abbrs, load_config, validate_config
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.summarizers import SciCodeSummarizer
 from opencompass_scicode.summarizers.scicode import LONG_HEADER, group_datasets, row_chart
 from opencompass_scicode.utils.workdir import RunDir
 
-ROOT = Path(__file__).resolve().parent.parent
 SWEEP = ROOT / 'configs' / 'eval_scicode_sweep.py'
 SWEEP_ENV = ('SCICODE_SWEEP_OFFLINE', 'SCICODE_SAMPLE_IDS', 'SCICODE_SPLIT')
+UNSET = dict.fromkeys((*SWEEP_ENV, 'OPENAI_API_KEY'))          # run_cli's env: none of them set
 
 
 @pytest.fixture
@@ -69,23 +67,16 @@ def test_sweep_sample_ids_and_split_come_from_the_environment(clean_env):
     assert {d['split'] for d in cfg['datasets']} == {'validation'}
 
 
-def _run(args, env, timeout=900):
-    full = {k: v for k, v in os.environ.items() if k not in (*SWEEP_ENV, 'OPENAI_API_KEY')}
-    full.update(env)
-    return subprocess.run([sys.executable, str(ROOT / 'run.py'), *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout, env=full)
-
-
 @pytest.mark.slow
 def test_sweep_dry_run_wants_the_keys_and_sends_nothing(official_data, tmp_path):
     work = tmp_path / 'w'
-    proc = _run([SWEEP, '-w', work, '--dry-run'], {})
+    proc = run_cli([SWEEP, '-w', work, '--dry-run'], env=UNSET)
     assert proc.returncode == 2
     message = ' '.join(proc.stderr.split())
     assert '$OPENAI_API_KEY is not set' in message and 'export OPENAI_API_KEY=' in message
     # With a key: the plan, and nothing written or sent (requests would go to a closed port).
-    proc = _run([SWEEP, '-w', work, '--dry-run'],
-                {'OPENAI_API_KEY': 'sk-never-used', 'OPENAI_BASE_URL': 'http://127.0.0.1:9/v1'})
+    proc = run_cli([SWEEP, '-w', work, '--dry-run'],
+                   env=dict(UNSET, OPENAI_API_KEY='sk-never-used', OPENAI_BASE_URL='http://127.0.0.1:9/v1'))
     assert proc.returncode == 0, proc.stderr
     cfg = load_config(SWEEP)
     n_models, n_datasets = len(cfg['_api_models']) * len(cfg['_temperatures']), 2 * len(cfg['_modes'])
@@ -106,9 +97,9 @@ def _png_size(path):
 @pytest.mark.slow
 def test_offline_sweep_gives_one_summary_row_per_combination(official_data, tmp_path):
     work = tmp_path / 'w'
-    proc = _run([SWEEP, '-w', work], {'SCICODE_SWEEP_OFFLINE': '1', 'SCICODE_SAMPLE_IDS': '1,19'})
+    proc = run_cli([SWEEP, '-w', work], env=dict(UNSET, SCICODE_SWEEP_OFFLINE='1', SCICODE_SAMPLE_IDS='1,19'))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (run_dir,) = [p for p in work.iterdir() if p.is_dir()]
+    run_dir = only_run(work)
     stamp = run_dir.name
     cfg = load_config(SWEEP)
     modes = cfg['_modes']
@@ -142,18 +133,6 @@ def test_offline_sweep_gives_one_summary_row_per_combination(official_data, tmp_
 
 # ---------------------------------------------------------------- the long layout, from files alone
 
-def _results(model, dataset, with_bg, resolved, correct):
-    return {'model': model, 'dataset': dataset, 'split': 'validation', 'with_bg': with_bg,
-            'targets': 'regenerated', 'main_problem_resolve_rate': 100.0 * resolved / 2,
-            'subproblem': 100.0 * correct / 4, 'main_problem_resolved': resolved, 'main_problem_total': 2,
-            'subproblem_correct': correct, 'subproblem_total': 4,
-            'main_problem_resolve_rate_ci95': [0.0, 100.0], 'subproblem_ci95': [25.0, 100.0],
-            'categories': {'pass': correct, 'wrong_value': 4 - correct},
-            'problems': [{'problem_id': str(i), 'problem_correct': i < resolved,
-                          'total_correct': min(2, max(0, correct - 2 * i)), 'total_steps': 2}
-                         for i in range(2)]}
-
-
 def _datasets(modes):
     return [{'abbr': f'val_{mode}' + ('_bg' if bg else ''), 'split': 'validation', 'with_bg': bg,
              'infer_cfg': {'mode': mode}} for mode in modes for bg in (False, True)]
@@ -162,10 +141,8 @@ def _datasets(modes):
 def _write(run_dir, cfg, score):
     for m in cfg['models']:
         for ds in cfg['datasets']:
-            path = run_dir.results_path(m['abbr'], ds['abbr'])
-            path.parent.mkdir(parents=True, exist_ok=True)
             resolved, correct = score(m['abbr'], ds['abbr'])
-            path.write_text(json.dumps(_results(m['abbr'], ds['abbr'], ds['with_bg'], resolved, correct)))
+            write_results(run_dir, fake_results(m['abbr'], ds['abbr'], ds['with_bg'], resolved, correct))
 
 
 def test_datasets_differing_in_mode_pair_by_mode():
