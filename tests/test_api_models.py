@@ -3,82 +3,15 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
-from helpers import wait_until_gone
-from openai_server import FakeOpenAI
-
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / 'data' / 'scicode'
-SUBSET = ['1', '19', '29']          # 6 scored steps, quick to evaluate
-KEY = 'sk-test-SECRET-0123456789'
+from helpers import (DATA, KEY, api_config_file, file_with_lines, only_run, predictions, results, run_cli,
+                     start_cli, statuses, wait_until, wait_until_gone)
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope='module')
-def steps(official_data):
-    from opencompass_scicode.datasets import SciCodeDataset
-    ds = SciCodeDataset(path=str(official_data), split='validation')
-    return [s for p in ds.problems for s in p.steps]
-
-
-@pytest.fixture
-def server(steps):
-    with FakeOpenAI(steps, key=KEY) as srv:
-        yield srv
-
-
-def write_config(tmp_path, server, model=None, infer_extra='', sample_ids=SUBSET, both=True,
-                 name='cfg.py', mode='naive'):
-    model_kw = dict({'retries': 3, 'timeout': 5, 'max_retry_wait': 30}, **(model or {}))
-    sides = '((False, ""), (True, "_bg"))' if both else '((False, ""),)'
-    text = textwrap.dedent(f'''
-        from opencompass_scicode.datasets import SciCodeDataset
-        from opencompass_scicode.evaluation import SciCodeEvaluator
-        from opencompass_scicode.models import OpenAIChatModel
-        from opencompass_scicode.runners import LocalRunner
-        models = [dict(type=OpenAIChatModel, abbr='api', path='test-model', base_url={server.base_url!r},
-                       key={KEY!r}, **{model_kw!r})]
-        datasets = [dict(abbr='val' + sfx, type=SciCodeDataset, path={str(DATA)!r}, split='validation',
-                         with_bg=bg, sample_ids={sample_ids!r},
-                         infer_cfg=dict(mode={mode!r} {infer_extra}),
-                         eval_cfg=dict(evaluator=dict(type=SciCodeEvaluator, timeout=300)))
-                    for bg, sfx in {sides}]
-        runner = dict(type=LocalRunner, max_num_workers=2)
-    ''')
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-def run(args, timeout=600, env=None):
-    return subprocess.run([sys.executable, str(ROOT / 'run.py'), *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, **(env or {})))
-
-
-def only_run(work):
-    (run_dir,) = [p for p in Path(work).iterdir() if p.is_dir()]
-    return run_dir
-
-
-def results(run_dir, dataset):
-    return json.loads((run_dir / 'results' / 'api' / f'{dataset}.json').read_text())
-
-
-def predictions(run_dir, dataset):
-    lines = (run_dir / 'predictions' / 'api' / f'{dataset}.jsonl').read_text().splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-def statuses(res):
-    return {s['step_id']: s['status'] for p in res['problems'] for s in p['steps']}
 
 
 def requested_steps(server):
@@ -92,12 +25,13 @@ def requested_steps(server):
 
 def test_naive_end_to_end_usage_and_no_key_anywhere(tmp_path, server):
     work = tmp_path / 'w'
-    proc = run([write_config(tmp_path, server), '-w', work])
+    proc = run_cli([api_config_file(tmp_path, server), '-w', work])
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     run_dir = only_run(work)
     for ds in ('val', 'val_bg'):
-        assert statuses(results(run_dir, ds)) == dict.fromkeys(['1.1', '19.1', '19.2', '29.1', '29.2', '29.3'], 'pass')
-        record = predictions(run_dir, ds)[0]
+        assert statuses(results(run_dir, 'api', ds)) == dict.fromkeys(['1.1', '19.1', '19.2', '29.1', '29.2', '29.3'],
+                                                                      'pass')
+        record = predictions(run_dir, 'api', ds)[0]
         assert record['usage']['prompt_tokens'] > 0 and record['usage']['requests'] == 1
         assert record['usage']['latency_s'] >= 0
         assert record['response'].startswith('Here is the code.')
@@ -121,15 +55,13 @@ def test_retries_on_429_500_timeouts_and_malformed_json(tmp_path, server):
                     {'malformed': True}]
     work = tmp_path / 'w'
     start = time.monotonic()
-    proc = run([write_config(tmp_path, server, model=dict(max_concurrency=1, retries=4), sample_ids=['1'],
-                             both=False), '-w', work])
+    proc = run_cli([api_config_file(tmp_path, server, model=dict(max_concurrency=1, retries=4), sample_ids=['1'],
+                                    both=False), '-w', work])
     assert proc.returncode == 0, proc.stderr[-2000:]
-    deadline = time.monotonic() + 10
-    while server.in_flight and time.monotonic() < deadline:   # the hung request ends late
-        time.sleep(0.1)
+    wait_until(lambda: not server.in_flight, 10, interval=0.1)   # the hung request ends late
     assert sorted(map(str, (e['status'] for e in server.log))) == ['200', '200', '429', '500', 'client gone']
     assert time.monotonic() - start > 1 + 5            # honoured Retry-After, waited out the hang
-    record = predictions(only_run(work), 'val')[0]
+    record = predictions(only_run(work), 'api', 'val')[0]
     assert record['usage']['requests'] == 5 and record['error'] is None
 
 
@@ -142,29 +74,30 @@ def test_retries_are_bounded_the_run_goes_on_and_resume_retries_only_failures(tm
     server.rule = lambda body: ({'status': 503} if server.gold_for(
         [m['content'] for m in body['messages'] if m['role'] == 'user'][-1]) == failing else None)
     work = tmp_path / 'w'
-    cfg = write_config(tmp_path, server, model=dict(retries=2, max_retry_wait=5), both=False)
-    proc = run([cfg, '-w', work])
+    cfg = api_config_file(tmp_path, server, model=dict(retries=2, max_retry_wait=5), both=False)
+    proc = run_cli([cfg, '-w', work])
     assert proc.returncode == 1
     run_dir = only_run(work)
-    records = {r['step_id']: r for r in predictions(run_dir, 'val')}
+    records = {r['step_id']: r for r in predictions(run_dir, 'api', 'val')}
     assert 'gave up after 3 attempts' in records['19.1']['error']
     assert records['19.2']['error'].startswith('not generated')     # its problem stops there
-    assert statuses(results(run_dir, 'val')) == {'1.1': 'pass', '19.1': 'parse_error', '19.2': 'parse_error',
-                                                 '29.1': 'pass', '29.2': 'pass', '29.3': 'pass'}
+    assert statuses(results(run_dir, 'api', 'val')) == {'1.1': 'pass', '19.1': 'parse_error',
+                                                        '19.2': 'parse_error', '29.1': 'pass', '29.2': 'pass',
+                                                        '29.3': 'pass'}
     assert requested_steps(server).count(failing) == 3
     # resume: only the failed steps are asked again
     server.rule = None
     before = len(server.log)
-    proc = run([cfg, '-w', work, '-r'])
+    proc = run_cli([cfg, '-w', work, '-r'])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(server.log) - before == 2
-    assert statuses(results(run_dir, 'val'))['19.2'] == 'pass'
+    assert statuses(results(run_dir, 'api', 'val'))['19.2'] == 'pass'
 
 
 def test_wrong_key_stops_at_the_first_request(tmp_path, server):
     server.key = 'sk-the-right-one'
     work = tmp_path / 'w'
-    proc = run([write_config(tmp_path, server, model=dict(max_concurrency=8)), '-w', work])
+    proc = run_cli([api_config_file(tmp_path, server, model=dict(max_concurrency=8)), '-w', work])
     assert proc.returncode == 1
     assert len(server.log) == 1 and server.log[0]['status'] == 401
     log = (only_run(work) / 'logs' / 'infer' / 'api.out').read_text()
@@ -177,7 +110,7 @@ def test_a_slow_first_answer_holds_the_other_requests_only_for_a_moment(tmp_path
     answer arrives: a model that takes long to answer does not serialise the start of a run."""
     server.queue = [{'delay': 6.0}]
     work = tmp_path / 'w'
-    proc = run([write_config(tmp_path, server, model=dict(max_concurrency=8, timeout=30), both=False),
+    proc = run_cli([api_config_file(tmp_path, server, model=dict(max_concurrency=8, timeout=30), both=False),
                 '-w', work, '-m', 'infer'])
     assert proc.returncode == 0, proc.stderr[-2000:]
     arrivals = sorted(entry['time'] for entry in server.log)
@@ -189,8 +122,8 @@ def test_a_slow_first_answer_holds_the_other_requests_only_for_a_moment(tmp_path
 def test_concurrency_and_rate_limits_hold_for_the_whole_run(tmp_path, server):
     server.delay = 0.3
     work = tmp_path / 'w'
-    cfg = write_config(tmp_path, server, model=dict(max_concurrency=2, query_per_second=4))
-    proc = run([cfg, '-w', work, '-m', 'infer'])
+    cfg = api_config_file(tmp_path, server, model=dict(max_concurrency=2, query_per_second=4))
+    proc = run_cli([cfg, '-w', work, '-m', 'infer'])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(server.log) == 12
     assert server.max_in_flight <= 2
@@ -205,47 +138,38 @@ def test_concurrency_and_rate_limits_hold_for_the_whole_run(tmp_path, server):
 def test_killed_run_resumes_from_the_next_step(tmp_path, server):
     server.delay = 0.5
     work = tmp_path / 'w'
-    cfg = write_config(tmp_path, server, model=dict(max_concurrency=1), both=False)
-    proc = subprocess.Popen([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work), '-m', 'infer'],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    deadline = time.monotonic() + 60
-    preds = None
-    while time.monotonic() < deadline:
-        runs = [p for p in work.iterdir()] if work.exists() else []
-        if runs:
-            preds = runs[0] / 'predictions' / 'api' / 'val.jsonl'
-            if preds.exists() and len(preds.read_text().splitlines()) >= 3:
-                break
-        time.sleep(0.05)
+    cfg = api_config_file(tmp_path, server, model=dict(max_concurrency=1), both=False)
+    proc = start_cli([cfg, '-w', work, '-m', 'infer'], output=subprocess.DEVNULL)
+    wait_until(lambda: file_with_lines(work, 'predictions/api/val.jsonl', 3), 60)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    preds = only_run(work) / 'predictions' / 'api' / 'val.jsonl'
     wait_until_gone(str(work))        # its inference task notices and stops too
     time.sleep(1)                     # a request it sent as it died may still be reaching the server
     saved = [json.loads(l)['step_id'] for l in preds.read_text().splitlines() if l.strip()]
     assert 3 <= len(saved) < 6
     asked_before = len(server.log)
     server.delay = 0.0
-    done = run([cfg, '-w', work, '-r'])
+    done = run_cli([cfg, '-w', work, '-r'])
     assert done.returncode == 0, done.stderr[-2000:]
     final = {json.loads(l)['step_id'] for l in preds.read_text().splitlines() if l.strip()}
     assert final == {'1.1', '19.1', '19.2', '29.1', '29.2', '29.3'}
     # only the steps without a saved answer were asked again
     assert len(server.log) - asked_before == 6 - len(saved)
-    assert statuses(results(only_run(work), 'val')) == dict.fromkeys(sorted(final), 'pass')
+    assert statuses(results(only_run(work), 'api', 'val')) == dict.fromkeys(sorted(final), 'pass')
 
 
 def test_changed_settings_are_refused_on_resume(tmp_path, server):
     work = tmp_path / 'w'
-    cfg = write_config(tmp_path, server, both=False)
-    assert run([cfg, '-w', work, '-m', 'infer']).returncode == 0
-    changed = write_config(tmp_path, server, model=dict(temperature=0.7), both=False, name='c2.py')
+    cfg = api_config_file(tmp_path, server, both=False)
+    assert run_cli([cfg, '-w', work, '-m', 'infer']).returncode == 0
+    changed = api_config_file(tmp_path, server, model=dict(temperature=0.7), both=False, name='c2.py')
     before = len(server.log)
-    proc = run([changed, '-w', work, '-r', '-m', 'infer'])
+    proc = run_cli([changed, '-w', work, '-r', '-m', 'infer'])
     assert proc.returncode == 2
     assert 'other settings' in proc.stderr and 'model' in proc.stderr and '--discard-stale' in proc.stderr
     assert len(server.log) == before
-    proc = run([changed, '-w', work, '-r', '-m', 'infer', '--discard-stale'])
+    proc = run_cli([changed, '-w', work, '-r', '-m', 'infer', '--discard-stale'])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(server.log) - before == 6
     assert list((only_run(work) / 'predictions' / 'api').glob('val.stale-*.jsonl'))
@@ -264,12 +188,12 @@ def test_length_finish_and_reasoning(tmp_path, server, steps):
         return {'finish_reason': 'length'}
     server.rule = rule
     work = tmp_path / 'w'
-    proc = run([write_config(tmp_path, server, both=False), '-w', work])
+    proc = run_cli([api_config_file(tmp_path, server, both=False), '-w', work])
     run_dir = only_run(work)
-    records = {r['step_id']: r for r in predictions(run_dir, 'val')}
+    records = {r['step_id']: r for r in predictions(run_dir, 'api', 'val')}
     assert 'Maybe' in records['1.1']['reasoning'] and 'return 0' not in records['1.1']['code']
     assert records['19.1']['truncated'] and records['19.1']['finish_reason'] == 'length'
-    res = results(run_dir, 'val')
+    res = results(run_dir, 'api', 'val')
     st = statuses(res)
     assert st['1.1'] == 'pass' and st['19.1'] == 'fail'
     step = res['problems'][1]['steps'][0]
@@ -279,11 +203,11 @@ def test_length_finish_and_reasoning(tmp_path, server, steps):
 
 def test_chat_mode_end_to_end(tmp_path, server):
     work = tmp_path / 'w'
-    proc = run([write_config(tmp_path, server, mode='chat', both=False), '-w', work])
+    proc = run_cli([api_config_file(tmp_path, server, mode='chat', both=False), '-w', work])
     assert proc.returncode == 0, proc.stderr[-2000:]
     run_dir = only_run(work)
-    assert set(statuses(results(run_dir, 'val')).values()) == {'pass'}
-    records = {r['step_id']: r for r in predictions(run_dir, 'val')}
+    assert set(statuses(results(run_dir, 'api', 'val')).values()) == {'pass'}
+    records = {r['step_id']: r for r in predictions(run_dir, 'api', 'val')}
     convo = records['29.3']['transcript']
     assert [m['role'] for m in convo] == ['system', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant']
     # later turns do not repeat earlier steps: they are in the conversation
@@ -302,12 +226,12 @@ def calls_the_tool_once(code):
 def test_tool_use_mode_runs_the_tool_in_the_sandbox(tmp_path, server):
     server.rule = calls_the_tool_once('import os\nprint(6 * 7, os.getcwd() != "/")')
     work = tmp_path / 'w'
-    proc = run([write_config(tmp_path, server, mode='tool_use', infer_extra=', code_timeout_seconds=30',
+    proc = run_cli([api_config_file(tmp_path, server, mode='tool_use', infer_extra=', code_timeout_seconds=30',
                              both=False, sample_ids=['1']), '-w', work])
     assert proc.returncode == 0, proc.stderr[-2000:]
     run_dir = only_run(work)
-    assert statuses(results(run_dir, 'val')) == {'1.1': 'pass'}
-    record = predictions(run_dir, 'val')[0]
+    assert statuses(results(run_dir, 'api', 'val')) == {'1.1': 'pass'}
+    record = predictions(run_dir, 'api', 'val')[0]
     tool_msgs = [m for m in record['transcript'] if m['role'] == 'tool']
     output = json.loads(tool_msgs[0]['content'])
     assert output['status'] == 'success' and output['stdout'].startswith('42 True')
@@ -323,14 +247,14 @@ def test_tool_use_runs_each_datasets_snippets_with_its_own_code_timeout(tmp_path
                          infer_cfg=dict(mode='tool_use', code_timeout_seconds=seconds))
                     for abbr, bg, seconds in (('quick', False, 1), ('patient', True, 30))]
     '''
-    cfg = write_config(tmp_path, server, mode='tool_use')
+    cfg = api_config_file(tmp_path, server, mode='tool_use')
     cfg.write_text(cfg.read_text().split('datasets = [')[0] + textwrap.dedent(datasets)
                    + "runner = dict(type=LocalRunner, max_num_workers=2)\n")
     work = tmp_path / 'w'
-    proc = run([cfg, '-w', work, '-m', 'infer'])
+    proc = run_cli([cfg, '-w', work, '-m', 'infer'])
     assert proc.returncode == 0, proc.stderr[-2000:]
     for abbr, status in (('quick', 'timeout'), ('patient', 'success')):
-        record = predictions(only_run(work), abbr)[0]
+        record = predictions(only_run(work), 'api', abbr)[0]
         assert record['settings']['code_timeout_seconds'] == {'quick': 1, 'patient': 30}[abbr]
         tool = json.loads(next(m for m in record['transcript'] if m['role'] == 'tool')['content'])
         assert tool['status'] == status, (abbr, tool)
@@ -338,10 +262,10 @@ def test_tool_use_runs_each_datasets_snippets_with_its_own_code_timeout(tmp_path
 
 def test_responses_api(tmp_path, server):
     work = tmp_path / 'w'
-    proc = run([write_config(tmp_path, server, model=dict(api='responses'), both=False, sample_ids=['1']),
+    proc = run_cli([api_config_file(tmp_path, server, model=dict(api='responses'), both=False, sample_ids=['1']),
                 '-w', work])
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert statuses(results(only_run(work), 'val')) == {'1.1': 'pass'}
+    assert statuses(results(only_run(work), 'api', 'val')) == {'1.1': 'pass'}
     body = server.log[0]['body']
     assert body['instructions'] == 'You are a helpful assistant.' and body['input'][0]['role'] == 'user'
-    assert predictions(only_run(work), 'val')[0]['usage']['completion_tokens'] > 0
+    assert predictions(only_run(work), 'api', 'val')[0]['usage']['completion_tokens'] > 0

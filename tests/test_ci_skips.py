@@ -4,7 +4,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+import ci_skips
+
+PLUGIN_DIR = Path(ci_skips.__file__).resolve().parent        # where ci_skips.py is
 
 
 def run_pytest(tmp_path, ci):
@@ -20,7 +22,7 @@ def run_pytest(tmp_path, ci):
     env = {k: v for k, v in os.environ.items() if k != 'CI'}
     if ci:
         env['CI'] = 'true'
-    env['PYTHONPATH'] = os.pathsep.join([str(HERE), env.get('PYTHONPATH', '')])
+    env['PYTHONPATH'] = os.pathsep.join([str(PLUGIN_DIR), env.get('PYTHONPATH', '')])
     return subprocess.run([sys.executable, '-m', 'pytest', '-p', 'ci_skips', '-q', '-rA', '-p', 'no:cacheprovider',
                            str(tmp_path / 'test_parts.py')], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=120)

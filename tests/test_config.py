@@ -1,14 +1,13 @@
 import os
 import shutil
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from helpers import ROOT, run_cli
 from opencompass_scicode.config import load_config, validate_config
 from opencompass_scicode.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / 'configs' / 'eval_scicode.py'
 
 
@@ -343,7 +342,6 @@ def test_a_price_is_checked(tmp_path, monkeypatch):
     ('dataset', 'infer_cfg=dict(max_out_len=-1)', 'datasets[0].infer_cfg.max_out_len', 'must be positive'),
 ])
 def test_numbers_out_of_range_stop_before_any_work(tmp_path, where, entry, key, says):
-    from helpers import run_cli
     model = "dict(type='OpenAIChatModel', abbr='api', path='m', base_url='http://127.0.0.1:9/v1', key='sk-x'"
     parts = {'model': f"models = [{model}, {entry})]",
              'runner': f"models = [{model})]\nrunner = dict(type='LocalRunner', {entry})",

@@ -1,15 +1,12 @@
 """run.py or a whole run killed outright: nothing keeps running, nothing races, `-r` finishes the job."""
 import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from helpers import alive, descendants, wait_until_gone
-from test_end_to_end import DATA, ROOT, config, only_run, results, statuses
+from helpers import (DATA, alive, config_file, descendants, only_run, results, run_cli, start_cli, statuses,
+                     wait_until, wait_until_gone)
 
 pytestmark = pytest.mark.slow
 
@@ -38,22 +35,17 @@ def _owner(path):
     return int(pid) if pid.isdigit() else None
 
 
-def _start(cfg, work, *extra):
-    return subprocess.Popen([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work), *extra],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-
-
 def _wait_for_steps_running(proc, timeout=120):
     """Until a worker below run.py runs a step (its work root holds a step directory)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def steps_running():
         below = descendants(proc.pid)
         roots = [p for pid in below for p in Path('/tmp').glob(f'scicode-steps-{pid}-*')]
         if any(next(root.glob('step-*'), None) for root in roots):
-            return descendants(proc.pid)
+            return True
         assert proc.poll() is None, proc.communicate()
-        time.sleep(0.2)
+        return False
+    if wait_until(steps_running, timeout, interval=0.2):
+        return descendants(proc.pid)
     raise AssertionError(f'run.py started only {descendants(proc.pid)}')
 
 
@@ -86,9 +78,9 @@ def _sleeping_run(tmp_path):
     gen = tmp_path / 'generated'
     _sleeping_programs(gen)
     work = tmp_path / 'w'
-    cfg = config(tmp_path, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen')]",
-                 sample_ids=['1', '19'])
-    return cfg, work, _start(cfg, work)
+    cfg = config_file(tmp_path, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen')]",
+                      sample_ids=['1', '19'])
+    return cfg, work, start_cli([cfg, '-w', work])
 
 
 def test_killing_run_py_stops_its_tasks_workers_and_steps(official_data, tmp_path):
@@ -96,15 +88,12 @@ def test_killing_run_py_stops_its_tasks_workers_and_steps(official_data, tmp_pat
     try:
         below = _wait_for_steps_running(proc)
         # A second run.py on the same run directory is refused while the first lives.
-        second = subprocess.run([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work), '-r'],
-                                cwd=ROOT, capture_output=True, text=True, timeout=120)
+        second = run_cli([cfg, '-w', work, '-r'], timeout=120)
         assert second.returncode == 2, second.stderr
         assert f'in use by another run.py (pid {proc.pid})' in second.stderr
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        deadline = time.monotonic() + 20
-        while alive(below) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_until(lambda: not alive(below), 20, interval=0.2)
         assert not alive(below), [Path(f'/proc/{p}/cmdline').read_bytes() for p in alive(below)]
     finally:
         if proc.poll() is None:
@@ -119,8 +108,7 @@ def test_a_run_killed_mid_evaluation_leaves_nothing_behind_after_resume(official
                          *Path('/sys/fs/cgroup').glob('*/**/scicode-worker-*')]
              if _owner(p) is not None and not alive([_owner(p)])}
     assert any(p.name.startswith('scicode-steps-') for p in stale), 'no work roots left to sweep'
-    done = subprocess.run([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work), '-r'],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = run_cli([cfg, '-w', work, '-r'], timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     run_dir = only_run(work)
     for ds in ('val', 'val_bg'):

@@ -6,10 +6,9 @@ import time
 
 import pytest
 
-from helpers import gold_predictions, tiny_dataset
+from helpers import DATA, config_file, gold_predictions, only_run, results, run_cli, tiny_dataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.regenerate import ensure_targets
-from test_end_to_end import DATA, config, only_run, results, run
 
 SLEEP = 'import time as _t\nprint("start", _t.time(), flush=True)\n_t.sleep(3)\nprint("end", _t.time(), flush=True)\n'
 
@@ -31,9 +30,9 @@ def test_steps_of_different_problems_overlap_during_inference(official_data, tmp
         (gen / f'{problem.problem_id}.1.py').write_text(
             code_prefix(problem.dependencies, [], SLEEP + gold_code(step)))
     work = tmp_path / 'w'
-    cfg = config(tmp_path, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen')]",
-                 sample_ids=['1', '3'])
-    proc = run([cfg, '-w', work])
+    cfg = config_file(tmp_path, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen')]",
+                      sample_ids=['1', '3'])
+    proc = run_cli([cfg, '-w', work])
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     run_dir = only_run(work)
     records = {bg: {s['step_id']: s for p in results(run_dir, 'gen', ds_abbr)['problems'] for s in p['steps']}

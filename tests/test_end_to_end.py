@@ -1,16 +1,9 @@
 """Whole runs of `python run.py CONFIG` in real processes, on small subsets of the real data."""
 import json
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / 'data' / 'scicode'
-SUBSET = ['1', '19', '29']          # 1 + 2 + 3 = 6 quick steps
+from helpers import DATA, SUBSET, config_file, only_run, results, run_cli, statuses
 
 pytestmark = pytest.mark.slow
 
@@ -19,49 +12,9 @@ RESULT_KEYS = ['model', 'dataset', 'split', 'with_bg', 'targets', 'main_problem_
                'subproblem_total', 'problems']
 
 
-def run(args, cwd=ROOT, timeout=900, env=None):
-    proc = subprocess.run([sys.executable, str(ROOT / 'run.py'), *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, **env) if env else None)
-    return proc
-
-
-def config(tmp_path, models, sample_ids=SUBSET, extra='', name='cfg.py', datasets=None):
-    datasets = datasets or f'''
-        datasets = [dict(abbr='val' + sfx, type=SciCodeDataset, path={str(DATA)!r}, split='validation',
-                         with_bg=bg, sample_ids={sample_ids!r},
-                         eval_cfg=dict(evaluator=dict(type=SciCodeEvaluator, timeout=300)))
-                    for bg, sfx in ((False, ''), (True, '_bg'))]
-    '''
-    text = textwrap.dedent(f'''
-        from opencompass_scicode.datasets import SciCodeDataset
-        from opencompass_scicode.evaluation import SciCodeEvaluator
-        from opencompass_scicode.models import DummyModel, GeneratedCodeModel, ReferenceModel
-        _base_ = [{str(ROOT / 'configs' / 'eval_scicode.py')!r}]
-        models = {models}
-    ''') + textwrap.dedent(datasets) + textwrap.dedent(extra)
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-def only_run(work):
-    runs = [p for p in Path(work).iterdir() if p.is_dir()]
-    assert len(runs) == 1
-    return runs[0]
-
-
-def results(run_dir, model, dataset):
-    return json.loads((run_dir / 'results' / model / f'{dataset}.json').read_text())
-
-
-def statuses(res):
-    return {s['step_id']: s['status'] for p in res['problems'] for s in p['steps']}
-
-
 def test_reference_model_subset_passes_everything(official_data, tmp_path):
     work = tmp_path / 'w'
-    proc = run([config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]"), '-w', work])
+    proc = run_cli([config_file(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]"), '-w', work])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     run_dir = only_run(work)
     for ds in ('val', 'val_bg'):
@@ -95,7 +48,7 @@ def test_reference_model_subset_passes_everything(official_data, tmp_path):
 
 def test_dummy_model_scores_zero(official_data, tmp_path):
     work = tmp_path / 'w'
-    proc = run([config(tmp_path, "[dict(type=DummyModel, abbr='dummy')]"), '-w', work])
+    proc = run_cli([config_file(tmp_path, "[dict(type=DummyModel, abbr='dummy')]"), '-w', work])
     assert proc.returncode == 0, proc.stderr
     res = results(only_run(work), 'dummy', 'val')
     assert res['subproblem_correct'] == 0 and res['main_problem_resolved'] == 0
@@ -126,8 +79,8 @@ def test_generated_code_model_fails_exactly_the_wrong_steps(official_data, tmp_p
     gen = tmp_path / 'generated'
     _official_layout_dir(gen, wrong={'19.2', '29.1'}, missing={'29.3'})
     work = tmp_path / 'w'
-    cfg = config(tmp_path, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen')]")
-    proc = run([cfg, '-w', work])
+    cfg = config_file(tmp_path, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen')]")
+    proc = run_cli([cfg, '-w', work])
     run_dir = only_run(work)
     res = results(run_dir, 'gen', 'val')
     assert statuses(res) == {'1.1': 'pass', '19.1': 'pass', '19.2': 'fail', '29.1': 'fail',
@@ -140,11 +93,11 @@ def test_generated_code_model_fails_exactly_the_wrong_steps(official_data, tmp_p
 
 def test_resume_skips_finished_tasks_and_finishes_partial_ones(official_data, tmp_path):
     work = tmp_path / 'w'
-    cfg = config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]")
-    assert run([cfg, '-w', work]).returncode == 0
+    cfg = config_file(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]")
+    assert run_cli([cfg, '-w', work]).returncode == 0
     run_dir = only_run(work)
     # Nothing left to do: every task is skipped.
-    proc = run([cfg, '-w', work, '-r'])
+    proc = run_cli([cfg, '-w', work, '-r'])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count('skipped (outputs complete)') == 3       # 1 infer + 2 eval tasks
     # A crash mid-inference: only the first two steps were saved, results gone.
@@ -152,7 +105,7 @@ def test_resume_skips_finished_tasks_and_finishes_partial_ones(official_data, tm
     lines = preds.read_text().splitlines()
     preds.write_text('\n'.join(lines[:2]) + '\n{"torn": ')
     (run_dir / 'results' / 'ref' / 'val.json').unlink()
-    proc = run([cfg, '-w', work, '-r', run_dir.name])
+    proc = run_cli([cfg, '-w', work, '-r', run_dir.name])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count('skipped (outputs complete)') == 1       # eval of val_bg
     step_ids = [json.loads(l)['step_id'] for l in preds.read_text().splitlines() if l.startswith('{"p')]
@@ -160,9 +113,9 @@ def test_resume_skips_finished_tasks_and_finishes_partial_ones(official_data, tm
     assert results(run_dir, 'ref', 'val')['subproblem_correct'] == 6
     # -m eval re-scores existing predictions; -m viz only summarizes.
     (run_dir / 'results' / 'ref' / 'val_bg.json').unlink()
-    proc = run([cfg, '-w', work, '-r', '-m', 'eval'])
+    proc = run_cli([cfg, '-w', work, '-r', '-m', 'eval'])
     assert proc.returncode == 0 and results(run_dir, 'ref', 'val_bg')['subproblem_correct'] == 6
-    proc = run([cfg, '-w', work, '-r', '-m', 'viz'])
+    proc = run_cli([cfg, '-w', work, '-r', '-m', 'viz'])
     assert proc.returncode == 0 and '100.0 (6/6)' in proc.stdout
 
 
@@ -170,8 +123,8 @@ def test_dry_run_prints_the_plan_and_writes_nothing(official_data, tmp_path):
     work = tmp_path / 'w'
     scratch = tmp_path / 'tmp'
     scratch.mkdir()
-    proc = run([config(tmp_path, "[dict(type=DummyModel, abbr='dummy')]"), '-w', work, '--dry-run'],
-               env={'TMPDIR': str(scratch)})
+    proc = run_cli([config_file(tmp_path, "[dict(type=DummyModel, abbr='dummy')]"), '-w', work, '--dry-run'],
+                   env={'TMPDIR': str(scratch)})
     assert proc.returncode == 0, proc.stderr
     assert not list(scratch.iterdir())          # not even a temporary directory
     for text in ('infer', 'eval', 'dummy', 'val_bg', '3 (1, 19, 29)', 'predictions/dummy/val.jsonl',
@@ -190,13 +143,13 @@ def test_failed_task_makes_exit_status_nonzero_and_shows_in_summary(official_dat
                          with_bg=True, h5py_file={str(bad_h5)!r})]
     '''
     work = tmp_path / 'w'
-    proc = run([config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", datasets=datasets), '-w', work])
+    proc = run_cli([config_file(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", datasets=datasets), '-w', work])
     assert proc.returncode == 2 and 'cannot be read as HDF5' in ' '.join(proc.stderr.split()) and not work.exists()
     # An evaluation task that fails (it cannot write its results file) fails the run.
-    cfg = config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", sample_ids=['1'], name='ok.py')
-    assert run([cfg, '-w', work, '-m', 'infer']).returncode == 0
+    cfg = config_file(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", sample_ids=['1'], name='ok.py')
+    assert run_cli([cfg, '-w', work, '-m', 'infer']).returncode == 0
     (only_run(work) / 'results' / 'ref' / 'val_bg.json').mkdir(parents=True)
-    proc = run([cfg, '-w', work, '-r'])
+    proc = run_cli([cfg, '-w', work, '-r'])
     assert proc.returncode == 1
     summary = next((only_run(work) / 'summary').glob('*.txt')).read_text()
     assert 'failed' in summary and '100.0 (1/1)' in summary
@@ -204,24 +157,24 @@ def test_failed_task_makes_exit_status_nonzero_and_shows_in_summary(official_dat
 
 def test_config_and_data_errors_stop_before_any_work(official_data, tmp_path):
     work = tmp_path / 'w'
-    cfg = config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", extra="datasets[0]['splt'] = 'x'\n")
-    proc = run([cfg, '-w', work])
+    cfg = config_file(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", extra="datasets[0]['splt'] = 'x'\n")
+    proc = run_cli([cfg, '-w', work])
     assert proc.returncode == 2 and 'splt' in proc.stderr and str(cfg) in proc.stderr
     test_split = f'''
         datasets = [dict(abbr='t', type=SciCodeDataset, path={str(DATA)!r}, split='test')]
     '''
-    proc = run([config(tmp_path, "[dict(type=DummyModel)]", datasets=test_split, name='t.py'), '-w', work])
+    proc = run_cli([config_file(tmp_path, "[dict(type=DummyModel)]", datasets=test_split, name='t.py'), '-w', work])
     assert proc.returncode == 2 and 'test_data.h5' in proc.stderr
-    proc = run([config(tmp_path, "[dict(type=ReferenceModel)]", datasets=test_split, name='r.py'),
-                '-w', work, '-m', 'infer'])
+    proc = run_cli([config_file(tmp_path, "[dict(type=ReferenceModel)]", datasets=test_split, name='r.py'),
+                    '-w', work, '-m', 'infer'])
     assert proc.returncode == 2 and 'gold code' in proc.stderr
     assert not work.exists()
 
 
 def test_debug_runs_every_task_in_run_py_itself(official_data, tmp_path):
     work = tmp_path / 'w'
-    proc = run([config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", sample_ids=['1']), '-w', work,
-                '--debug'])
+    proc = run_cli([config_file(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", sample_ids=['1']), '-w', work,
+                    '--debug'])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.count('(in-process)') == 3 and 'running infer/ref in-process' in proc.stderr
     assert results(only_run(work), 'ref', 'val_bg')['subproblem_correct'] == 1
@@ -234,8 +187,8 @@ def test_samples_each_follow_their_own_chain_and_resume_per_sample(official_data
                     for bg, sfx in ((False, ''), (True, '_bg'))]
     '''
     work = tmp_path / 'w'
-    cfg = config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", datasets=datasets)
-    proc = run([cfg, '-w', work])
+    cfg = config_file(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", datasets=datasets)
+    proc = run_cli([cfg, '-w', work])
     assert proc.returncode == 0, proc.stderr[-2000:]
     run_dir = only_run(work)
     res = results(run_dir, 'ref', 'val')
@@ -253,7 +206,7 @@ def test_samples_each_follow_their_own_chain_and_resume_per_sample(official_data
     # a crash lost the second sample's last answers: -r asks only for those
     kept = [r for r in lines if not (r['sample'] == 1 and r['step_id'] in ('29.2', '29.3'))]
     preds.write_text(''.join(json.dumps(r) + '\n' for r in kept))
-    proc = run([cfg, '-w', work, '-r', '-m', 'infer'])
+    proc = run_cli([cfg, '-w', work, '-r', '-m', 'infer'])
     assert proc.returncode == 0, proc.stderr[-2000:]
     again = [json.loads(l) for l in preds.read_text().splitlines()]
     assert [(r['step_id'], r['sample']) for r in again[len(kept):]] == [('29.2', 1), ('29.3', 1)]
@@ -264,7 +217,7 @@ def test_samples_at_temperature_zero_are_refused_before_any_request(official_dat
         datasets = [dict(abbr='val', type=SciCodeDataset, path={str(DATA)!r}, sample_ids=['1'],
                          infer_cfg=dict(n=3))]
     '''
-    cfg = config(tmp_path, "[dict(type='OpenAIChatModel', path='m', key='ENV', temperature=0.0, "
+    cfg = config_file(tmp_path, "[dict(type='OpenAIChatModel', path='m', key='ENV', temperature=0.0, "
                            "base_url='http://127.0.0.1:9/v1')]", datasets=datasets)
-    proc = run([cfg, '-w', tmp_path / 'w'], env={'OPENAI_API_KEY': 'x'})
+    proc = run_cli([cfg, '-w', tmp_path / 'w'], env={'OPENAI_API_KEY': 'x'})
     assert proc.returncode == 2 and 'datasets[0].infer_cfg.n' in proc.stderr and 'temperature' in proc.stderr

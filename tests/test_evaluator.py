@@ -2,7 +2,7 @@ import h5py
 import numpy as np
 import pytest
 
-from helpers import gold_predictions, make_data_dir, step, tiny_dataset
+from helpers import gold_predictions, make_data_dir, statuses, step, tiny_dataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.targets.h5format import read_step_targets, write_step_targets
 from opencompass_scicode.evaluation.regenerate import ensure_targets
@@ -14,10 +14,6 @@ def tiny(tiny_data):
     ds = tiny_dataset(tiny_data)
     targets = ensure_targets(ds)         # regenerated from the gold code
     return ds, targets
-
-
-def statuses(result):
-    return {s['step_id']: s['status'] for p in result['problems'] for s in p['steps']}
 
 
 def test_regenerated_targets_hold_what_the_tests_compare(tiny):

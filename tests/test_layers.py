@@ -10,8 +10,10 @@ import ast
 import textwrap
 from pathlib import Path
 
+from helpers import ROOT as CHECKOUT
+
 PACKAGE = 'opencompass_scicode'
-ROOT = Path(__file__).resolve().parent.parent / PACKAGE
+ROOT = CHECKOUT / PACKAGE
 
 LAYERS = (                                   # top to bottom
     ('face', {'cli', '__main__'}),

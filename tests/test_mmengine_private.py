@@ -3,7 +3,6 @@ expects, and an mmengine outside the tested range is refused. A failure here aft
 upgrade: adapt mmengine_private.py to what changed, then widen TESTED and setup.cfg together."""
 import configparser
 import inspect
-from pathlib import Path
 
 import mmengine
 import mmengine.config.config as config_module
@@ -13,12 +12,11 @@ from mmengine.config.lazy import LazyObject
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
+from helpers import ROOT
 from opencompass_scicode.config import load_config
 from opencompass_scicode.config.mmengine_private import (TESTED, check_version, lazy_reads_substituted,
                                                          placeholder_name)
 from opencompass_scicode.errors import ConfigError
-
-ROOT = Path(__file__).resolve().parent.parent
 
 # Config's private functions mmengine_private.py calls -> the parameters it passes, in order.
 PRIVATE = {

@@ -18,8 +18,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from helpers import alive, processes_mentioning, wait_until_gone
-from test_api_models import DATA, KEY, ROOT, only_run, predictions, results, run, statuses, write_config
+from helpers import (DATA, KEY, ROOT, alive, api_config_file, only_run, predictions, processes_mentioning, results,
+                     run_cli, start_cli, statuses, wait_until, wait_until_gone)
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.models import OpenAIChatModel
 from opencompass_scicode.models.server import ModelServer, ModelServerError
@@ -37,13 +37,6 @@ def model(**kw):
 def pids_in(log_text):
     """The pids a server wrote to its output (`server pid N`, `child pid N`, `pid N`)."""
     return [int(pid) for pid in re.findall(r'\bpid (\d+)', log_text)]
-
-
-def wait_gone(pids, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while alive(pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return alive(pids)
 
 
 # ------------------------------------------------------------ the option, checked when the model is built
@@ -204,10 +197,10 @@ def test_sigterm_to_a_task_process_runs_its_clean_up():
 
 # ------------------------------------------------------------ whole runs
 def server_config(tmp_path, command, name='cfg.py', **model):
-    """test_api_models' config, with a started server instead of a base_url."""
+    """helpers.api_config_file's config, with a started server instead of a base_url."""
     server = dict(command=command, ready_timeout=model.pop('ready_timeout', 60))
-    return write_config(tmp_path, SimpleNamespace(base_url=model.pop('base_url', None)),
-                        model=dict(server=server, **model), both=False, name=name)
+    return api_config_file(tmp_path, SimpleNamespace(base_url=model.pop('base_url', None)),
+                           model=dict(server=server, **model), both=False, name=name)
 
 
 def infer_logs(run_dir):
@@ -219,10 +212,11 @@ def test_a_run_with_a_started_server_scores_and_leaves_nothing_running(official_
     work = tmp_path / 'w'
     command = SERVE + ['--data', str(DATA), '--key', KEY, '--child']    # the readiness probe sends the key
     cfg = server_config(tmp_path, command)
-    proc = run([cfg, '-w', work])
+    proc = run_cli([cfg, '-w', work])
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     run_dir = only_run(work)
-    assert statuses(results(run_dir, 'val')) == dict.fromkeys(['1.1', '19.1', '19.2', '29.1', '29.2', '29.3'], 'pass')
+    assert statuses(results(run_dir, 'api', 'val')) == dict.fromkeys(['1.1', '19.1', '19.2', '29.1', '29.2', '29.3'],
+                                                                     'pass')
     task_log, server_log = infer_logs(run_dir)
     text = server_log.read_text()
     port = re.search(r'serving on http://127\.0\.0\.1:(\d+)/v1', text).group(1)
@@ -230,11 +224,11 @@ def test_a_run_with_a_started_server_scores_and_leaves_nothing_running(official_
     assert 'model server: stopped' in task_log
     pids = pids_in(text)
     assert len(pids) == 2 and alive(pids) == []
-    settings = predictions(run_dir, 'val')[0]['settings']['model']
+    settings = predictions(run_dir, 'api', 'val')[0]['settings']['model']
     # the command as given, its secret (the key after --key) redacted
     assert settings['server'] == [a if a != KEY else '<redacted>' for a in command] and 'base_url' not in settings
     # -r: the predictions are not stale (a new port would be another base_url); nothing is started again
-    proc = run([cfg, '-w', work, '-r'])
+    proc = run_cli([cfg, '-w', work, '-r'])
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert 'skipped' in proc.stdout and 'other settings' not in proc.stderr
     assert [line.startswith('--- ') for line in server_log.read_text().splitlines()].count(True) == 1
@@ -251,15 +245,15 @@ def test_secrets_of_a_server_reach_the_server_and_no_file_of_the_run(official_da
     command = SERVE + ['--data', str(DATA), '--key', KEY,
                        '--env-digest', f'HF_TOKEN:{hashlib.sha256(token.encode()).hexdigest()}']
     server = dict(command=command, ready_timeout=60, env={'HF_TOKEN': token})
-    cfg = write_config(tmp_path, SimpleNamespace(base_url=None), model=dict(server=server), both=False,
-                       sample_ids=['1'])
+    cfg = api_config_file(tmp_path, SimpleNamespace(base_url=None), model=dict(server=server), both=False,
+                          sample_ids=['1'])
     assert KEY in cfg.read_text() and token in cfg.read_text()
     for args in ([cfg, '-w', work], [cfg, '-w', work, '-r'], [cfg, '-w', work, '--dry-run']):
-        proc = run(args)
+        proc = run_cli(args)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         assert KEY not in proc.stdout + proc.stderr and token not in proc.stdout + proc.stderr
     run_dir = only_run(work)
-    assert statuses(results(run_dir, 'val')) == {'1.1': 'pass'}     # the server got key and token
+    assert statuses(results(run_dir, 'api', 'val')) == {'1.1': 'pass'}     # the server got key and token
     server_log = run_dir / 'logs' / 'infer' / 'api.server.log'
     written = [p for p in run_dir.rglob('*') if p.is_file() and p != server_log]
     assert {p.relative_to(run_dir).parts[0] for p in written} >= {'configs', 'logs', 'predictions', 'results'}
@@ -273,7 +267,7 @@ def test_secrets_of_a_server_reach_the_server_and_no_file_of_the_run(official_da
 def test_a_server_that_exits_early_fails_the_task_with_its_last_lines(official_data, tmp_path):
     work = tmp_path / 'w'
     cfg = server_config(tmp_path, [sys.executable, '-c', "import sys; print('boom'); sys.exit(3)", '{port}'])
-    proc = run([cfg, '-w', work])
+    proc = run_cli([cfg, '-w', work])
     assert proc.returncode == 1
     task_log, server_log = infer_logs(only_run(work))
     assert 'exited with code 3 before it was ready' in task_log and '    boom' in task_log
@@ -284,7 +278,7 @@ def test_a_server_that_exits_early_fails_the_task_with_its_last_lines(official_d
 @pytest.mark.slow
 def test_a_server_never_ready_fails_the_task_and_is_stopped(official_data, tmp_path):
     work = tmp_path / 'w'
-    proc = run([server_config(tmp_path, SAY_PID_AND_SLEEP, ready_timeout=2), '-w', work])
+    proc = run_cli([server_config(tmp_path, SAY_PID_AND_SLEEP, ready_timeout=2), '-w', work])
     assert proc.returncode == 1
     task_log, server_log = infer_logs(only_run(work))
     assert 'not ready within ready_timeout=2 s' in task_log
@@ -292,26 +286,23 @@ def test_a_server_never_ready_fails_the_task_and_is_stopped(official_data, tmp_p
     assert len(pids) == 1 and alive(pids) == []
 
 
-def start_run(cfg, work):
-    return subprocess.Popen([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-
-
 def serving_mid_inference(tmp_path, work):
     """run.py with a slow started server, once that server has answered a request: (run.py, server pids)."""
     cfg = server_config(tmp_path, SERVE + ['--data', str(DATA), '--delay', '1', '--child'], max_concurrency=1)
-    proc = start_run(cfg, work)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    proc = start_cli([cfg, '-w', work])
+
+    def answered_log():
         logs = list(work.glob('*/logs/infer/api.server.log'))
         if logs and 'request 200' in logs[0].read_text():
-            pids = pids_in(logs[0].read_text())
-            assert len(pids) == 2 and alive(pids) == pids
-            return proc, pids
+            return logs[0]
         assert proc.poll() is None, proc.communicate()
-        time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)
-    raise AssertionError('the server never answered')
+    log = wait_until(answered_log, 120, interval=0.1)
+    if log is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise AssertionError('the server never answered')
+    pids = pids_in(log.read_text())
+    assert len(pids) == 2 and alive(pids) == pids
+    return proc, pids
 
 
 @pytest.mark.slow
@@ -330,7 +321,8 @@ def test_a_run_stopped_mid_inference_leaves_no_server_running(official_data, tmp
     else:
         os.kill(task, signal.SIGKILL)              # no clean-up of its own: the server's guard stops it
     out, _ = proc.communicate(timeout=60)
-    assert wait_gone(pids) == []
+    wait_until(lambda: not alive(pids), 15, interval=0.1)
+    assert alive(pids) == []
     wait_until_gone(str(work))
     if how.startswith('the task'):
         assert proc.returncode == 1 and re.search(r'infer/api\s+failed', out), out
@@ -351,7 +343,7 @@ def test_a_wrong_server_stops_run_py_before_anything_starts(official_data, tmp_p
         cfg = server_config(tmp_path, marker_command(marker)[:-1])
         says = "server command has no '{port}'"
     work = tmp_path / 'w'
-    proc = run([cfg, '-w', work])
+    proc = run_cli([cfg, '-w', work])
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert 'models[0].server' in proc.stderr and says in proc.stderr and 'fix:' in proc.stderr
     assert not work.exists() and not marker.exists()
@@ -359,7 +351,7 @@ def test_a_wrong_server_stops_run_py_before_anything_starts(official_data, tmp_p
 
 def test_planning_starts_no_server(official_data, tmp_path):
     marker = tmp_path / 'started'
-    proc = run([server_config(tmp_path, marker_command(marker)), '-w', tmp_path / 'w', '--dry-run'])
+    proc = run_cli([server_config(tmp_path, marker_command(marker)), '-w', tmp_path / 'w', '--dry-run'])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert 'infer' in proc.stdout and not marker.exists()
 
@@ -388,7 +380,7 @@ def test_run_cfg_is_checked_and_asks_the_cluster_for_gpus(tmp_path):
     cfg = tmp_path / 'gpu.py'
     cfg.write_text(f'models = [{model!r}]\ndatasets = {datasets!r}\n'
                    "runner = dict(type='SlurmRunner', partition='gpu')\n")
-    plan = run([cfg, '-w', tmp_path / 'w', '--dry-run'])
+    plan = run_cli([cfg, '-w', tmp_path / 'w', '--dry-run'])
     assert plan.returncode == 0, plan.stderr[-2000:]
     infer = next(line for line in plan.stdout.splitlines() if line.startswith('infer/ref: '))
     assert '--gres=gpu:2' in infer

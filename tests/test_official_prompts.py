@@ -15,9 +15,7 @@ import textwrap
 
 import pytest
 
-from helpers import ROOT, only_run, predictions, run_cli
-
-DATA = ROOT / 'data' / 'scicode'
+from helpers import DATA, ROOT, only_run, predictions, run_cli
 
 pytestmark = pytest.mark.slow
 

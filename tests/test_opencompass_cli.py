@@ -1,28 +1,19 @@
 """OpenCompass's command line (`--datasets/--models/--summarizer NAME`, `--hf-path ...`) and its
 summary table, on configs in OpenCompass's shape (tests/fixtures/opencompass)."""
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from helpers import DATA, ROOT, run_cli
 from opencompass_scicode.config.from_opencompass.named import config_roots, find_config
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.summarizers.opencompass_table import check_shape, opencompass_table
 
-ROOT = Path(__file__).resolve().parent.parent
 OC = ROOT / 'tests' / 'fixtures' / 'opencompass' / 'configs'
 # The command of OpenCompass's SciCode guide, word for word after `python run.py`.
 GUIDE = ['--datasets', 'scicode_gen', '--hf-num-gpus', '1', '--hf-type', 'chat', '--hf-path',
          'meta-llama/Meta-Llama-3-8B-Instruct', '--debug', '--model-kwargs', "device_map='auto'",
          'trust_remote_code=True', '--batch-size', '1']
-
-
-def run(args, cwd=ROOT, timeout=300, env=None):
-    return subprocess.run([sys.executable, str(ROOT / 'run.py'), *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout, env=dict(os.environ, **(env or {})))
 
 
 # ------------------------------------------------------------------ finding configs by name
@@ -57,7 +48,7 @@ def test_a_missing_or_ambiguous_name_lists_the_candidates(tmp_path, monkeypatch)
 
 # ------------------------------------------------------------------ the guide's command
 def _dry(args, official_data, tmp_path):
-    proc = run([*args, '--dry-run', '-w', tmp_path / 'w'])
+    proc = run_cli([*args, '--dry-run', '-w', tmp_path / 'w'])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
 
@@ -124,22 +115,22 @@ def test_bad_input_is_refused_with_the_fix_before_any_request(tmp_path, loopback
         from opencompass.datasets import HumanevalDataset
         datasets = [dict(type=HumanevalDataset, abbr='h', path='data/humaneval')]
     '''))
-    _refused(run([unknown, '-w', tmp_path / 'w']), 'opencompass.datasets.HumanevalDataset', 'line 5',
+    _refused(run_cli([unknown, '-w', tmp_path / 'w']), 'opencompass.datasets.HumanevalDataset', 'line 5',
              'fix: use this package evaluates SciCode only')
     contradicting = tmp_path / 'contradicting.py'
     contradicting.write_text(model + textwrap.dedent(f'''
         from opencompass.datasets import SciCodeDataset, SciCodeEvaluator
-        datasets = [dict(type=SciCodeDataset, abbr='s', path={str(ROOT / 'data' / 'scicode')!r}, with_bg=True,
+        datasets = [dict(type=SciCodeDataset, abbr='s', path={str(DATA)!r}, with_bg=True,
                          split='validation', eval_cfg=dict(evaluator=dict(type=SciCodeEvaluator, with_bg=False)))]
     '''))
-    _refused(run([contradicting, '-w', tmp_path / 'w']), 'datasets[0].eval_cfg.evaluator.with_bg',
+    _refused(run_cli([contradicting, '-w', tmp_path / 'w']), 'datasets[0].eval_cfg.evaluator.with_bg',
              "contradicts the dataset's with_bg=True")
-    _refused(run(['--datasets', 'scicode_gn', '--models', 'reference', '-w', tmp_path / 'w']),
+    _refused(run_cli(['--datasets', 'scicode_gn', '--models', 'reference', '-w', tmp_path / 'w']),
              '--datasets scicode_gn', 'did you mean scicode_gen')
-    _refused(run(['--datasets', 'scicode_gen', '-w', tmp_path / 'w']), 'no models', '--hf-path')
-    _refused(run(['--datasets', 'scicode_gen', '--hf-path', 'gpt2', '--hf-type', 'base', '-w', tmp_path / 'w']),
+    _refused(run_cli(['--datasets', 'scicode_gen', '-w', tmp_path / 'w']), 'no models', '--hf-path')
+    _refused(run_cli(['--datasets', 'scicode_gen', '--hf-path', 'gpt2', '--hf-type', 'base', '-w', tmp_path / 'w']),
              'base models')
-    _refused(run(['--datasets', 'scicode_gen', '--models', 'reference', '--model-kwargs', 'a=1']),
+    _refused(run_cli(['--datasets', 'scicode_gen', '--models', 'reference', '--model-kwargs', 'a=1']),
              '--model-kwargs without --hf-path')
     assert loopback.log == []
     assert not (tmp_path / 'w').exists()

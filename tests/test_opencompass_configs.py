@@ -4,16 +4,15 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from helpers import ROOT
 from opencompass_scicode.config import fill_abbrs, load_config, validate_config
 from opencompass_scicode.config.from_opencompass.names import NAMES, OpenCompassName, resolve
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.evaluation.metrics import score
 
-ROOT = Path(__file__).resolve().parent.parent
 OC = ROOT / 'tests' / 'fixtures' / 'opencompass' / 'configs'
 MODEL = 'opencompass_scicode.models.OpenAIChatModel'
 # The names the issue lists; each must mean something here.

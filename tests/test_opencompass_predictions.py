@@ -5,12 +5,10 @@ import textwrap
 
 import pytest
 
-from helpers import ROOT, only_run, predictions, results, run_cli
+from helpers import DATA, only_run, predictions, results, run_cli
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.models import OpenCompassPredictions
-
-DATA = ROOT / 'data' / 'scicode'
 
 
 def opencompass_file(path, answers_by_problem, order):

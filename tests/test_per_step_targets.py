@@ -6,13 +6,12 @@ import zipfile
 import h5py
 import pytest
 
-from helpers import ROOT, only_run, results, run_cli, statuses
+from helpers import DATA, only_run, results, run_cli, statuses
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.errors import DataError
 from opencompass_scicode.targets import per_step
 from opencompass_scicode.targets.locate import check_coverage, load_targets, plan_targets, regenerated_path
 
-DATA = ROOT / 'data' / 'scicode'
 QUICK = ['1', '19', '29']
 
 

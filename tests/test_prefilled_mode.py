@@ -15,9 +15,7 @@ from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.registry import build_dataset, build_evaluator
 
-from helpers import ROOT
-
-DATA = ROOT / 'data' / 'scicode'
+from helpers import DATA
 
 
 def entry(dataset='', evaluator=''):

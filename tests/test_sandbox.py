@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import gold_predictions, tiny_dataset
+from helpers import gold_predictions, tiny_dataset, wait_until
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.regenerate import ensure_targets
 from opencompass_scicode.utils.procs import read_proc
@@ -95,9 +95,7 @@ def evaluate(world, code, executor='forkserver', **limits):
     record = result['problems'][0]['steps'][0]
     assert record['step_id'] == '900.1'
     assert tree_state(root) == before, 'a file outside the step directory changed'
-    deadline = time.monotonic() + 5
-    while leftover_processes() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: not leftover_processes(), 5, interval=0.1)
     assert leftover_processes() == [], 'a process started by the step outlived it'
     return record, evaluator
 
@@ -397,9 +395,7 @@ def test_a_copied_worker_is_just_as_contained(world, tmp_path):
     assert time.monotonic() - closing < 10, 'the zygote waited for something that never ended'
     assert zygote.poll() is not None
     assert tree_state(root) == before
-    deadline = time.monotonic() + 5
-    while leftover_processes() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: not leftover_processes(), 5, interval=0.1)
     assert leftover_processes() == []
     assert not set(processes_running('sandbox.worker')) & set(workers), 'a worker or a copy outlived the executor'
     assert set(glob.glob(os.path.join(tempfile.gettempdir(), 'scicode-steps-*'))) <= roots_before

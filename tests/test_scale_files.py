@@ -2,15 +2,13 @@
 the counts it should have; and the report's texts survive their packing exactly."""
 import json
 import sys
-from pathlib import Path
 
+from helpers import DATA, ROOT
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.summarizers import SciCodeSummarizer
 from opencompass_scicode.summarizers.report import Records, _Chunk
 from opencompass_scicode.summarizers.results_files import collect
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / 'data' / 'scicode'
 sys.path.insert(0, str(ROOT / 'benchmarks'))
 
 IDS = ['1', '13']          # a validation problem (gold code) and a test one with a prefilled step (13.6)

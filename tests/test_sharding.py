@@ -3,7 +3,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -12,9 +11,8 @@ from opencompass_scicode.partitioners.base import share_limits, spread
 from opencompass_scicode.partitioners.sharded import NumWorkerPartitioner, SizePartitioner
 from opencompass_scicode.predictions import PredictionStore, merge_parts
 from opencompass_scicode.errors import ConfigError
+from helpers import KEY, config_file, only_run, results, run_cli, start_cli, statuses, wait_until
 from openai_server import asked
-from test_api_models import KEY, server, steps  # noqa: F401 (fixtures)
-from test_end_to_end import ROOT, config, only_run, results, run, statuses
 
 MODELS = "[dict(type=ReferenceModel, abbr='ref'), dict(type=DummyModel, abbr='dum')]"
 SHARDED = '''
@@ -104,14 +102,14 @@ def _verdicts(run_dir, model, dataset):
 
 @pytest.mark.slow
 def test_a_sharded_run_writes_what_an_unsharded_run_writes(tmp_path):
-    plain = config(tmp_path, MODELS, name='plain.py')
-    sharded = config(tmp_path, MODELS, name='sharded.py', extra=SHARDED)
-    dry = run([sharded, '-w', tmp_path / 'dry', '--dry-run'])
+    plain = config_file(tmp_path, MODELS, name='plain.py')
+    sharded = config_file(tmp_path, MODELS, name='sharded.py', extra=SHARDED)
+    dry = run_cli([sharded, '-w', tmp_path / 'dry', '--dry-run'])
     assert dry.returncode == 0, dry.stderr
     for name in ('infer/dum/part0of3', 'infer/dum/part2of3', 'eval/dum/val_bg/part1of2'):
         assert name in dry.stdout
     for args in ([plain, '-w', tmp_path / 'a'], [sharded, '-w', tmp_path / 'b']):
-        out = run(args)
+        out = run_cli(args)
         assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     a, b = only_run(tmp_path / 'a'), only_run(tmp_path / 'b')
     status = json.loads((b / 'status.json').read_text())
@@ -138,12 +136,12 @@ def api_models(server, concurrency=3):
 
 @pytest.mark.slow
 def test_three_shards_against_the_api_give_the_unsharded_verdicts_asking_each_step_once(tmp_path, server, steps):
-    plain = config(tmp_path, api_models(server), name='plain.py')
-    sharded = config(tmp_path, api_models(server), name='sharded.py', extra=SHARDED)
-    out = run([plain, '-w', tmp_path / 'a'])
+    plain = config_file(tmp_path, api_models(server), name='plain.py')
+    sharded = config_file(tmp_path, api_models(server), name='sharded.py', extra=SHARDED)
+    out = run_cli([plain, '-w', tmp_path / 'a'])
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     unsharded_requests = len(server.log)
-    out = run([sharded, '-w', tmp_path / 'b'])
+    out = run_cli([sharded, '-w', tmp_path / 'b'])
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     a, b = only_run(tmp_path / 'a'), only_run(tmp_path / 'b')
     status = json.loads((b / 'status.json').read_text())
@@ -159,15 +157,11 @@ def test_an_interrupted_sharded_run_resumes_shard_by_shard(tmp_path, server):
     """Stopped while its shards answer, then `-r`: the shards go on from their part files, no saved
     step is asked again, and the merged results are complete."""
     server.delay = 0.4
-    cfg = config(tmp_path, api_models(server), extra=SHARDED + "\nrunner = dict(type='LocalRunner', max_num_workers=3)\n")
+    cfg = config_file(tmp_path, api_models(server),
+                      extra=SHARDED + "\nrunner = dict(type='LocalRunner', max_num_workers=3)\n")
     work = tmp_path / 'w'
-    proc = subprocess.Popen([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 120
-    parts = []
-    while time.monotonic() < deadline and sum(len(p.read_text().splitlines()) for p in parts) < 4:
-        parts = list(work.rglob('*.parts/*.jsonl')) if work.exists() else []
-        time.sleep(0.05)
+    proc = start_cli([cfg, '-w', work], output=subprocess.DEVNULL)
+    wait_until(lambda: sum(len(p.read_text().splitlines()) for p in work.rglob('*.parts/*.jsonl')) >= 4, 120)
     os.killpg(proc.pid, signal.SIGINT)
     assert proc.wait(timeout=60) == 130
     run_dir = only_run(work)
@@ -177,7 +171,7 @@ def test_an_interrupted_sharded_run_resumes_shard_by_shard(tmp_path, server):
     time.sleep(1)         # the server logs a request when it has answered: one in flight may still end
     asked_before = len(server.log)
     server.delay = 0.0
-    again = run([cfg, '-w', work, '-r'])
+    again = run_cli([cfg, '-w', work, '-r'])
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert len(server.log) - asked_before == 12 - len(saved)
     for dataset in ('val', 'val_bg'):
@@ -190,13 +184,13 @@ def test_discard_stale_in_a_sharded_run_sets_the_whole_runs_old_predictions_asid
     """Shards read the run's predictions before their own part: those must be set aside too, or
     the merged file keeps answers made with the old settings."""
     work = tmp_path / 'w'
-    cfg = config(tmp_path, api_models(server), extra=SHARDED)
-    assert run([cfg, '-w', work, '-m', 'infer']).returncode == 0
+    cfg = config_file(tmp_path, api_models(server), extra=SHARDED)
+    assert run_cli([cfg, '-w', work, '-m', 'infer']).returncode == 0
     warmer = api_models(server).replace('timeout=10)', 'timeout=10, temperature=0.7)')
-    changed = config(tmp_path, warmer, name='c2.py', extra=SHARDED)
-    refused = run([changed, '-w', work, '-r', '-m', 'infer'])
+    changed = config_file(tmp_path, warmer, name='c2.py', extra=SHARDED)
+    refused = run_cli([changed, '-w', work, '-r', '-m', 'infer'])
     assert refused.returncode == 2 and '--discard-stale' in refused.stderr
-    out = run([changed, '-w', work, '-r', '-m', 'infer', '--discard-stale'])
+    out = run_cli([changed, '-w', work, '-r', '-m', 'infer', '--discard-stale'])
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     preds = only_run(work) / 'predictions' / 'api'
     for dataset in ('val', 'val_bg'):
@@ -206,4 +200,4 @@ def test_discard_stale_in_a_sharded_run_sets_the_whole_runs_old_predictions_asid
         (aside,) = preds.glob(f'{dataset}.stale-*.jsonl')
         assert len(aside.read_text().splitlines()) == 6
     # nothing stale is left: -r goes on without the flag
-    assert run([changed, '-w', work, '-r', '-m', 'infer']).returncode == 0
+    assert run_cli([changed, '-w', work, '-r', '-m', 'infer']).returncode == 0

@@ -4,14 +4,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
-import time
 
 import pytest
 
+from helpers import (KEY, ROOT, config_file, file_with_lines, only_run, results, run_cli, start_cli, statuses,
+                     wait_until)
 from openai_server import asked
-from test_api_models import KEY, server, steps  # noqa: F401 (fixtures)
-from test_end_to_end import ROOT, config, only_run, results, run, statuses
 
 pytestmark = pytest.mark.slow
 PARTITION = 'debug'
@@ -45,27 +43,15 @@ def jobs_of(path):
 def api_config(tmp_path, server):
     api = (f"[dict(type='OpenAIChatModel', abbr='api', path='test-model', base_url={server.base_url!r}, "
            f"key={KEY!r}, max_concurrency=1, retries=2, timeout=10)]")
-    return config(tmp_path, api)
+    return config_file(tmp_path, api)
 
 
 def start(cfg, work, *extra):
-    return subprocess.Popen([sys.executable, str(ROOT / 'run.py'), str(cfg), '-w', str(work), '--slurm',
-                             '-p', PARTITION, *extra], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-
-
-def wait_for_lines(work, pattern, count, timeout=120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        files = list(work.rglob(pattern)) if work.exists() else []
-        if files and len(files[0].read_text().splitlines()) >= count:
-            return files[0]
-        time.sleep(0.05)
-    raise AssertionError(f'no {pattern} with {count} lines in {timeout} s')
+    return start_cli([cfg, '-w', work, '--slurm', '-p', PARTITION, *extra])
 
 
 def test_the_default_job_on_slurm(tmp_path):
-    out = run([ROOT / 'configs' / 'eval_scicode.py', '-w', tmp_path, '--slurm', '-p', PARTITION], timeout=1200)
+    out = run_cli([ROOT / 'configs' / 'eval_scicode.py', '-w', tmp_path, '--slurm', '-p', PARTITION], timeout=1200)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     cell = lambda n: f'100.0 ({n}/{n}) [100-100]'  # noqa: E731
     row = next(line for line in out.stdout.splitlines() if line.startswith('reference '))
@@ -82,14 +68,14 @@ def test_inference_jobs_of_api_models_share_cpus_and_leave_scoring_to_evaluation
     cpus = os.cpu_count()
     models = [f"dict(type='OpenAIChatModel', abbr='m{i}', path='model-{i}', base_url={server.base_url!r}, "
               f"key={KEY!r}, max_concurrency=1, retries=2, timeout=30)" for i in range(cpus + 2)]
-    cfg = config(tmp_path, '[' + ', '.join(models) + ']')
-    dry = run([cfg, '-w', tmp_path / 'w', '--slurm', '-p', PARTITION, '--dry-run'])
+    cfg = config_file(tmp_path, '[' + ', '.join(models) + ']')
+    dry = run_cli([cfg, '-w', tmp_path / 'w', '--slurm', '-p', PARTITION, '--dry-run'])
     assert dry.returncode == 0, dry.stderr
     lines = {line.split(': ', 1)[0]: line for line in dry.stdout.splitlines() if ': ' in line}
     assert '--oversubscribe' in lines['infer/m0'] and '--mem=1G' in lines['infer/m0']
     assert '--oversubscribe' not in lines['eval/m0/val'] and '--mem' not in lines['eval/m0/val']
     server.delay = 1.0
-    out = run([cfg, '-w', tmp_path / 'w', '--slurm', '-p', PARTITION], timeout=900)
+    out = run_cli([cfg, '-w', tmp_path / 'w', '--slurm', '-p', PARTITION], timeout=900)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     spans = [(e['time'], e['time'] + server.delay, e['body']['model']) for e in server.log]
     most = max(len({m for a, b, m in spans if a <= t < b}) for t, _, _ in spans)
@@ -113,12 +99,10 @@ def test_a_cancelled_job_is_submitted_again_and_goes_on_from_its_saved_steps(tmp
     server.delay = 0.5
     cfg, work = api_config(tmp_path, server), tmp_path / 'w'
     proc = start(cfg, work)
-    wait_for_lines(work, 'predictions/api/val.jsonl', 3)
+    assert wait_until(lambda: file_with_lines(work, 'predictions/api/val.jsonl', 3), 120), 'no 3 answers in 120 s'
     (job,) = jobs_of(work)
     subprocess.run(['scancel', job], check=True)
-    deadline = time.monotonic() + 60
-    while job_state(job) not in ('CANCELLED', '') and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: job_state(job) in ('CANCELLED', ''), 60, interval=0.1)
     run_dir = only_run(work)
     saved = {(json.loads(line)['step_id'], path.stem.endswith('_bg'))
              for path in (run_dir / 'predictions' / 'api').glob('*.jsonl')
@@ -141,7 +125,7 @@ def test_ctrl_c_cancels_every_job_it_submitted(tmp_path, server):
     server.delay = 1.0
     cfg, work = api_config(tmp_path, server), tmp_path / 'w'
     proc = start(cfg, work)
-    wait_for_lines(work, 'predictions/api/val.jsonl', 1)
+    assert wait_until(lambda: file_with_lines(work, 'predictions/api/val.jsonl', 1), 120), 'no answer in 120 s'
     assert jobs_of(work)
     os.killpg(proc.pid, signal.SIGINT)
     proc.communicate(timeout=120)
@@ -149,9 +133,7 @@ def test_ctrl_c_cancels_every_job_it_submitted(tmp_path, server):
     assert jobs_of(work) == []
     # SIGTERM (as a scheduler stops a run) does the same
     proc = start(cfg, work, '-r')
-    deadline = time.monotonic() + 60
-    while not jobs_of(work) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: jobs_of(work), 60, interval=0.1)
     assert jobs_of(work)
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=120)
@@ -159,18 +141,18 @@ def test_ctrl_c_cancels_every_job_it_submitted(tmp_path, server):
 
 
 def test_a_missing_partition_or_slurm_stops_before_anything_is_submitted(tmp_path):
-    cfg = config(tmp_path, "[dict(type=ReferenceModel)]")
-    out = run([cfg, '-w', tmp_path / 'w', '--slurm', '-p', 'nosuch'])
+    cfg = config_file(tmp_path, "[dict(type=ReferenceModel)]")
+    out = run_cli([cfg, '-w', tmp_path / 'w', '--slurm', '-p', 'nosuch'])
     assert out.returncode == 2
     assert "no partition 'nosuch'" in out.stderr and PARTITION in out.stderr
     assert not (tmp_path / 'w').exists() or not list((tmp_path / 'w').rglob('*.sbatch.sh'))
     no_slurm = os.pathsep.join(p for p in os.environ['PATH'].split(os.pathsep)
                                if not (os.path.isdir(p) and os.path.exists(os.path.join(p, 'sbatch'))))
-    out = run([cfg, '-w', tmp_path / 'w2', '--slurm', '-p', PARTITION], env={'PATH': no_slurm})
+    out = run_cli([cfg, '-w', tmp_path / 'w2', '--slurm', '-p', PARTITION], env={'PATH': no_slurm})
     assert out.returncode == 2 and 'sbatch' in out.stderr and 'not found' in out.stderr
     assert not (tmp_path / 'w2').exists() or not list((tmp_path / 'w2').rglob('*.sbatch.sh'))
     # and a partition that exists is taken
-    out = run([cfg, '-w', tmp_path / 'w3', '--slurm', '-p', PARTITION, '--dry-run'])
+    out = run_cli([cfg, '-w', tmp_path / 'w3', '--slurm', '-p', PARTITION, '--dry-run'])
     assert out.returncode == 0 and f'--partition={PARTITION}' in out.stdout
 
 
@@ -184,13 +166,13 @@ infer = dict(partitioner=dict(type=NumWorkerPartitioner, num_worker=2), runner=d
 eval = dict(partitioner=dict(type=NumWorkerPartitioner, num_worker=2),
             runner=dict(type=SlurmRunner, partition='cpu', time='10:00', mem='2G'))
 '''
-    cfg = config(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", extra=extra)
-    dry = run([cfg, '-w', tmp_path / 'w', '--dry-run'])
+    cfg = config_file(tmp_path, "[dict(type=ReferenceModel, abbr='ref')]", extra=extra)
+    dry = run_cli([cfg, '-w', tmp_path / 'w', '--dry-run'])
     assert dry.returncode == 0, dry.stderr
     submit = next(line for line in dry.stdout.splitlines() if line.startswith('eval/ref/val/part0of2: '))
     assert 'sbatch' in submit and '--partition=cpu' in submit and '--time=10:00' in submit and '--mem=2G' in submit
     assert 'sbatch' not in next(line for line in dry.stdout.splitlines() if line.startswith('infer/ref: '))
-    out = run([cfg, '-w', tmp_path / 'w'])
+    out = run_cli([cfg, '-w', tmp_path / 'w'])
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     run_dir = only_run(tmp_path / 'w')
     status = json.loads((run_dir / 'status.json').read_text())

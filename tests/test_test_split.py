@@ -11,11 +11,10 @@ import h5py
 import numpy as np
 import pytest
 
-from helpers import ROOT, only_run, predictions, results, run_cli, statuses
+from helpers import DATA, only_run, predictions, results, run_cli, statuses
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.errors import DataError
 
-DATA = ROOT / 'data' / 'scicode'
 PREFILLED = ('13.6', '62.1', '76.3')
 
 

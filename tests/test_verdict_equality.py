@@ -8,6 +8,7 @@ import pytest
 
 from benchmarks.official_like import official_like_runner
 from benchmarks.stepsets import predictions, stub_code
+from helpers import statuses
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.program import step_program
@@ -20,10 +21,6 @@ SUBSET = ['1', '3', '4', '19', '29', '38', '70', '78']
 def subset(official_data):
     ds = SciCodeDataset(path=str(official_data), split='validation', sample_ids=SUBSET)
     return ds, ensure_targets(ds)
-
-
-def statuses(result):
-    return {s['step_id']: s['status'] for p in result['problems'] for s in p['steps']}
 
 
 def official_verdicts(ds, preds, targets):

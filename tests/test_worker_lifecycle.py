@@ -7,11 +7,10 @@ import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from helpers import TINY_PROBLEMS, descendants, gold_predictions, make_data_dir, tiny_dataset
+from helpers import ROOT, TINY_PROBLEMS, descendants, gold_predictions, make_data_dir, tiny_dataset, wait_until
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.pool.timings import durations_path
 from opencompass_scicode.sandbox import leftovers
@@ -19,8 +18,6 @@ from opencompass_scicode.sandbox.executor import ForkServerExecutor, Limits, Ste
 from opencompass_scicode.sandbox.lockdown import CGROUP_ROOT
 from opencompass_scicode.utils.procs import process_table, read_proc
 from opencompass_scicode.evaluation.regenerate import ensure_targets
-
-ROOT = Path(__file__).resolve().parent.parent
 CORRECT_ADD = 'def add(a, b):\n    s = a + b\n    return s\n'
 
 
@@ -112,12 +109,9 @@ def start_host(worker='worker'):
     (worker pid, step pid) once the step runs."""
     host = subprocess.Popen([sys.executable, '-c', HOST, LINGERING_STEP, worker], cwd=ROOT,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        found = worker_running('step-is-running', host.pid)
-        if found:
-            return host, found
-        time.sleep(0.05)
+    found = wait_until(lambda: worker_running('step-is-running', host.pid), 60)
+    if found:
+        return host, found
     host.kill()
     raise AssertionError('the step never started')
 
@@ -145,13 +139,6 @@ def leftovers_of(worker, step):
             if path.endswith(f'/scicode-worker-{worker}'):
                 cgroups.append(os.path.join(CGROUP_ROOT, controllers, path.lstrip('/')))
     return [workroot] + cgroups
-
-
-def wait_until(condition, seconds):
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return condition()
 
 
 def test_starting_an_executor_sweeps_what_killed_workers_left(monkeypatch):
