@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ['ci_skips']      # under CI=true a skip fails (tests/ci_skips.py)
+pytest_plugins = ['ci_skips']      # under CI=true a skip fails (tests/ci_skips.py); plugins go in this top conftest only
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# tests/unit and tests/e2e import what they share from here: helpers, openai_server, ci_skips
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # Step timings of the made-up programs tests run must not mislead the planner on real runs
