@@ -39,12 +39,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.official_like import official_like_runner  # noqa: E402
+from benchmarks.official_like import official_like_runner, step_program  # noqa: E402
 from benchmarks.stepsets import predictions  # noqa: E402
 from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
 from opencompass_scicode.evaluation import SciCodeEvaluator  # noqa: E402
 from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S  # noqa: E402
-from opencompass_scicode.evaluation.program import step_program  # noqa: E402
 from opencompass_scicode.evaluation.regenerate import ensure_targets  # noqa: E402
 from opencompass_scicode.pool.timings import CACHE_ENV  # noqa: E402
 

@@ -1,4 +1,5 @@
 """Errors that carry enough context for the user to fix their input."""
+import difflib
 
 
 class UserFacingError(Exception):
@@ -42,3 +43,17 @@ class ConfigError(UserFacingError):
 
 class DataError(UserFacingError):
     """The benchmark data is missing, incomplete or not the official one."""
+
+
+def close_matches(word, choices, n=1, cutoff=0.6):
+    """The `choices` nearest to `word` (difflib's measure), best first; [] if none is near."""
+    return difflib.get_close_matches(str(word), [str(c) for c in choices], n=n, cutoff=cutoff)
+
+
+def did_you_mean(word, choices, n=1, cutoff=0.6, quote=True):
+    """A fix's opening for a misspelt `word`: "did you mean 'x'? " (up to `n` names, quoted
+    unless `quote` is False), or '' when no choice is near."""
+    close = close_matches(word, choices, n, cutoff)
+    if not close:
+        return ''
+    return f'did you mean {", ".join(repr(c) if quote else c for c in close)}? '

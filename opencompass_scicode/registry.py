@@ -4,12 +4,11 @@
 below every layer: tasks build the objects their task file declares, and run.py
 builds them to check a config before any work starts.
 """
-import difflib
 import importlib
 import inspect
 import typing
 
-from .errors import ConfigError
+from .errors import ConfigError, did_you_mean
 
 # Short names usable as `type='ReferenceModel'` in configs.
 REGISTRY = {
@@ -125,8 +124,7 @@ def check_kwargs(cls, kwargs, key):
         if name not in accepted:
             if open_ended:
                 continue
-            close = difflib.get_close_matches(name, accepted, n=1)
-            hint = f'did you mean {close[0]!r}? ' if close else ''
+            hint = did_you_mean(name, accepted)
             raise ConfigError(f'{cls.__name__} has no option {name!r}', key=f'{key}.{name}',
                               fix=f'{hint}accepted options: {", ".join(accepted)}')
         annotation = hints.get(name, inspect.Parameter.empty)

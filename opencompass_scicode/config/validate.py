@@ -7,9 +7,8 @@ and the cheap objects are built here so that their own checks run too.
 A key still accepted in its old place gives a note (returned, for the
 command line to print).
 """
-import difflib
 
-from ..errors import ConfigError
+from ..errors import ConfigError, close_matches, did_you_mean
 from ..registry import build, build_dataset, check_kwargs, evaluator_cfg, resolve_type
 from .naming import dataset_abbr, model_abbr
 
@@ -20,8 +19,7 @@ STAGE_KEYS = ('partitioner', 'runner')      # of the `infer` and `eval` sections
 
 
 def _unknown(name, known, key, what):
-    close = difflib.get_close_matches(name, list(known), n=1)
-    hint = f'did you mean {close[0]!r}? ' if close else ''
+    hint = did_you_mean(name, known)
     raise ConfigError(f'{name!r} is not a {what} option', key=f'{key}.{name}',
                       fix=f'{hint}valid options: {", ".join(known)}')
 
@@ -81,7 +79,7 @@ def validate_dataset(cfg, key):
 def _require_list(cfg, name):
     if name not in cfg:
         present = [k for k in cfg.keys() if not k.startswith('_')]
-        close = difflib.get_close_matches(name, present, n=1)
+        close = close_matches(name, present)
         hint = f'; found {close[0]!r}: did you mean {name!r}?' if close else ''
         raise ConfigError(f'no `{name}` defined{hint}', key=name,
                           fix=f'define {name} = [dict(type=..., ...), ...] or import one with read_base()')

@@ -18,6 +18,7 @@ from ..results import StepRecord
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from ..targets.reader import StepTargets
 from ..utils.checks import check_number
+from ..utils.parallel import PARALLEL_ENV
 from .metrics import score
 from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
 from .sharing import LocalVerdicts, SharedVerdicts, program_key, targets_identity, verdicts_dir
@@ -293,7 +294,7 @@ def default_workers():
     if allotted.isdigit() and int(allotted) > 0:
         cpus = min(cpus, int(allotted))
     try:
-        parallel = max(1, int(os.environ.get('OPENCOMPASS_SCICODE_PARALLEL_EVALS', '1')))
+        parallel = max(1, int(os.environ.get(PARALLEL_ENV, '1')))
     except ValueError:
         parallel = 1
     return max(1, cpus // parallel)

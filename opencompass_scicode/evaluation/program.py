@@ -1,16 +1,13 @@
-"""Where a step's test program is assembled (official layout).
+"""The text of a step's program before its tests, as the official generator writes it.
 
     <required_dependencies>
     <code of steps 1..k-1>
     <code of step k>
 
-    from scicode.parse.parse import process_hdf5_to_tuple
-
-    targets = process_hdf5_to_tuple('<step_id>', <number of tests>)
-    target = targets[0]
-
-    <test case 1>
-    ...
+The official harness then appends the tests (`process_hdf5_to_tuple` and each test case);
+benchmarks/official_like.py (step_program) writes that whole file for the official-style
+runner the benchmarks and tests compare with. Here the sandbox runs the tests after the prefix
+(sandbox/harness.py).
 """
 
 # Problems 2 and 28 call scipy.integrate.simps, removed in SciPy 1.14.
@@ -52,15 +49,6 @@ def code_prefix(dependencies, prior_codes, code):
     return f'{dependencies}\n{previous}\n' + '\n' + code
 
 
-def test_suffix(step_id, test_cases):
-    lines = ['\n\nfrom scicode.parse.parse import process_hdf5_to_tuple\n\n',
-             f"targets = process_hdf5_to_tuple('{step_id}', {len(test_cases)})\n"]
-    for index, test in enumerate(test_cases):
-        lines.append(f'target = targets[{index}]\n\n')
-        lines.extend(line + '\n' for line in test.split('\n'))
-    return ''.join(lines)
-
-
 def needs_simps_shim(*texts):
     # Only where it is used: the shim imports scipy.integrate, which is slow.
     return any('simps' in text for text in texts)
@@ -68,8 +56,3 @@ def needs_simps_shim(*texts):
 
 def with_simps_shim(program):
     return SIMPS_SHIM + program if needs_simps_shim(program) else program
-
-
-def step_program(prefix, step_id, test_cases, simps_shim=True):
-    program = prefix + test_suffix(step_id, test_cases)
-    return with_simps_shim(program) if simps_shim else program

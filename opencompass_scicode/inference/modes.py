@@ -37,8 +37,7 @@ def requires_chat(mode):
 
 
 def _request(problem, step, prompt, dataset):
-    return GenerationRequest(problem=problem, step=step, prompt=prompt, with_bg=dataset.with_bg,
-                             split=dataset.split)
+    return GenerationRequest(problem=problem, step=step, prompt=prompt, with_bg=dataset.with_bg)
 
 
 def _ask(model, messages, tools, request):

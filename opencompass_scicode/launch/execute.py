@@ -67,9 +67,7 @@ def run_stage(runner, run_dir, specs, stage, earlier):
     for spec in specs:
         blocked = [name for name in spec.depends_on if name in stopped]
         if blocked:
-            statuses.append(TaskStatus(spec.name, 'not run', 0.0, spec.log_path,
-                                       note=f'{", ".join(blocked)} did not finish',
-                                       labels=dict(spec.labels, stage=spec.stage)))
+            statuses.append(TaskStatus.not_run(spec, blocked))
         else:
             to_run.append(spec)
     statuses.extend(runner.launch(to_run, title=stage))

@@ -22,8 +22,7 @@ class GenerationRequest:
     problem: Any            # datasets.Problem
     step: Any               # datasets.Step
     prompt: str
-    with_bg: bool
-    split: str
+    with_bg: bool           # which answers an OpenCompassPredictions model gives
 
 
 @dataclass

@@ -12,7 +12,6 @@ then SIGKILL after `stop_grace` seconds; and if the task dies outright, by the
 group's leader, server_guard.py. Planning never builds one: only the
 inference task starts servers.
 """
-import difflib
 import http.client
 import os
 import shlex
@@ -25,7 +24,7 @@ import urllib.request
 from datetime import datetime
 from pathlib import Path
 
-from ..errors import ConfigError, UserFacingError
+from ..errors import ConfigError, UserFacingError, did_you_mean
 from ..utils.procs import kill, process_table
 from ..utils.secrets import resolve_server_secrets
 
@@ -48,8 +47,7 @@ def check_server(server):
                           fix=example)
     for name in server:
         if name not in OPTIONS:
-            close = difflib.get_close_matches(str(name), OPTIONS, n=1)
-            hint = f'did you mean {close[0]!r}? ' if close else ''
+            hint = did_you_mean(name, OPTIONS)
             raise ConfigError(f'{name!r} is not a server option', key='server',
                               fix=f'{hint}server options: {", ".join(OPTIONS)}')
     command = server.get('command')

@@ -14,6 +14,7 @@ a verdict.
 import fcntl
 import hashlib
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -139,10 +140,15 @@ class MachinePool:
             if self.durations.path:
                 cmd += ['--durations', str(self.durations.path)]
             env = dict(os.environ, PYTHONPATH=with_package(os.environ.get('PYTHONPATH')))
+            key = secrets.token_hex(32)
+            _write_private(key_path(self.path), key)
             with open(self.log_path, 'ab') as log:
                 # A session of its own: a Ctrl-C or a stop aimed at the starting task is not for it.
-                server = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                # The key goes through a pipe: a command line or an environment can be read in /proc.
+                server = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=log, env=env,
                                           start_new_session=True)
+            server.stdin.write(f'{key}\n'.encode())
+            server.stdin.close()
             deadline = time.monotonic() + START_TIMEOUT_S
             while time.monotonic() < deadline and server.poll() is None:
                 conn = _try_connect(self.path)
@@ -215,10 +221,25 @@ class MachinePool:
         return False
 
 
+def key_path(path):
+    """The pool's key: who can read it may hand the pool work. Steps cannot (another uid, or
+    Landlock), so a step that reaches the socket is turned away before a byte of it is read."""
+    return Path(f'{path}.key')
+
+
+def _write_private(path, text):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, 'w') as fh:
+        fh.write(text)
+
+
 def _try_connect(path):
+    """A connection that has shown the pool's key, or None."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
+        key = key_path(path).read_text().strip()
         sock.connect(str(path))
+        sock.sendall(key.encode())
         return sock
     except OSError:
         sock.close()

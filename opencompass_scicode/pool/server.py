@@ -7,7 +7,10 @@ one set of workers (one per CPU), each program run once however many tasks
 ask for it. Before, every task had a pool of its own: their workers imported
 the same modules again and their queues competed for the CPUs.
 
-A task sends its programs as StepJobs (each with its own limits and its
+Only the run's own tasks may hand it work: a peer must be of this user, not
+below the server (a step is), and show the key its starter handed it on stdin
+(machine.key_path, a file only this user can read and steps cannot); nothing
+of a peer is unpickled before that. A task sends its programs as StepJobs (each with its own limits and its
 targets as a reader) and gets each one's StepRun back; what a run means is the
 task's business (evaluation/). A task that goes away takes its queued programs
 with it. The server stops when the run.py it belongs to dies (`--watch`), on
@@ -15,9 +18,10 @@ SIGTERM or SIGINT, or once no task has used it for `--idle` seconds; its
 workers, and their steps, never outlive it.
 
     python -m opencompass_scicode.pool.server --socket PATH [--watch PID] [--idle S]
-        [--workers N] [--durations FILE] [--run-root DIR]
+        [--workers N] [--durations FILE] [--run-root DIR] < KEY
 """
 import argparse
+import hmac
 import os
 import select
 import signal
@@ -81,8 +85,9 @@ class _Client:
 
 
 class PoolServer:
-    def __init__(self, path, workers, durations=None, idle_s=IDLE_S):
+    def __init__(self, path, workers, key, durations=None, idle_s=IDLE_S):
         self.path = path
+        self.key = key.encode()
         self.idle_s = idle_s
         self.pool = StepPool(lambda: ForkServerExecutor(_NO_LIMITS, workers=workers),
                              durations=StepDurations(durations))
@@ -121,8 +126,19 @@ class PoolServer:
                 self.clients.add(client)
             threading.Thread(target=self._serve, args=(client,), name='pool-client', daemon=True).start()
 
+    def _shows_key(self, conn):
+        conn.settimeout(10)
+        try:
+            shown = wire.exactly(conn, len(self.key))
+        except OSError:
+            return False
+        conn.settimeout(None)
+        return shown is not None and hmac.compare_digest(shown, self.key)
+
     def _serve(self, client):
         try:
+            if not self._shows_key(client.conn):
+                return
             while True:
                 message = wire.receive(client.conn)
                 if message is None:
@@ -181,9 +197,13 @@ def serve(args):
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    server = PoolServer(args.socket, args.workers, args.durations, args.idle)
+    key = sys.stdin.readline().strip()
+    if not key:
+        print('step pool: no key on stdin', file=sys.stderr, flush=True)
+        return 2
+    print(f'step pool: {args.workers} workers on {args.socket} (pid {os.getpid()})', file=sys.stderr, flush=True)
+    server = PoolServer(args.socket, args.workers, key, args.durations, args.idle)
     server.listen()
-    print(f'step pool: {args.workers} workers on {args.socket}', file=sys.stderr, flush=True)
     while not stop.is_set():
         ready, _, _ = select.select([watched] if watched is not None else [], [], [], 0.5)
         if ready:

@@ -1,8 +1,8 @@
 """Messages between the machine's step pool (server.py) and the tasks using it (machine.py).
 
 Each message is a pickle behind its length, over a local stream socket. Both
-ends are processes of the same run and user: the server refuses any other
-peer, and any process below itself (a step), before it reads a byte.
+ends are processes of the same run and user: the server reads no message of a
+peer that has not shown the pool's key first (server.py).
 """
 import pickle
 import struct
@@ -15,7 +15,7 @@ def send(sock, message):
     sock.sendall(_LENGTH.pack(len(data)) + data)
 
 
-def _exactly(sock, size):
+def exactly(sock, size):
     chunks, left = [], size
     while left:
         chunk = sock.recv(min(left, 1 << 20))
@@ -28,8 +28,8 @@ def _exactly(sock, size):
 
 def receive(sock):
     """The next message, or None once the other end has gone (at a message boundary or not)."""
-    header = _exactly(sock, _LENGTH.size)
+    header = exactly(sock, _LENGTH.size)
     if header is None:
         return None
-    data = _exactly(sock, _LENGTH.unpack(header)[0])
+    data = exactly(sock, _LENGTH.unpack(header)[0])
     return None if data is None else pickle.loads(data)

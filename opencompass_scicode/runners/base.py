@@ -108,9 +108,7 @@ class BaseRunner:
                         stopped = [d for d in deps if d in ended and ended[d].stopped_others]
                         if stopped:
                             waiting.remove(spec)
-                            ended[spec.name] = TaskStatus(spec.name, 'not run', 0.0, spec.log_path,
-                                                          note=f'{", ".join(stopped)} did not finish',
-                                                          labels=dict(spec.labels, stage=spec.stage))
+                            ended[spec.name] = TaskStatus.not_run(spec, stopped)
                         elif all(d in ended for d in deps) and len(running) < self.max_num_workers:
                             waiting.remove(spec)
                             running[spec.name] = (spec, self.start(spec, parallel))
@@ -133,10 +131,7 @@ class BaseRunner:
         ended = {}
         for spec in specs:
             stopped = [d for d in spec.depends_on if d in ended and ended[d].stopped_others]
-            ended[spec.name] = (TaskStatus(spec.name, 'not run', 0.0, spec.log_path,
-                                           note=f'{", ".join(stopped)} did not finish',
-                                           labels=dict(spec.labels, stage=spec.stage))
-                                if stopped else self.run_inline(spec))
+            ended[spec.name] = TaskStatus.not_run(spec, stopped) if stopped else self.run_inline(spec)
         return [ended[s.name] for s in specs]
 
     def _refresh(self, bar, rows, part_rows, specs, running, ended):

@@ -10,11 +10,9 @@ from pathlib import Path
 
 from ..tasks.contract import status_of
 from ..utils.lifeline import PARENT_ENV
+from ..utils.parallel import PARALLEL_ENV
 from ..utils.procs import kill
 from .base import BaseRunner
-
-# Evaluation tasks running side by side divide the CPUs among them (evaluation/evaluator.py).
-PARALLEL_ENV = 'OPENCOMPASS_SCICODE_PARALLEL_EVALS'
 
 
 @dataclass

@@ -25,9 +25,9 @@ from .leftovers import sweep_once, sweep_worker
 
 THREAD_VARS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS',
                'NUMEXPR_NUM_THREADS', 'VECLIB_MAXIMUM_THREADS')
-# Imported by fast workers at start; a step's own dependencies are imported
-# by the worker that first runs one of its steps (see worker.py). Not h5py:
-# the host reads the targets and hands them over.
+# Imported by fast workers at start; a step's own dependencies are imported by the
+# worker that first runs one of its steps (worker_step.py, import_for_children).
+# Not h5py: the host reads the targets and hands them over.
 BASE_PRELOAD = ('numpy', 'numpy.random', 'math', 'cmath', 'scicode.compare.cmp', 'scicode.parse.parse')
 
 

@@ -28,7 +28,6 @@ class Guard:
                 continue
             self.modules[name] = (module, {a: getattr(module, a) for a in WATCHED[name] if hasattr(module, a)})
         self.builtins = dict(vars(builtins))
-        self.module_objects = {name: mod for name, (mod, _) in self.modules.items()}
         self.protected = {n: namespace[n] for n in protected_names if n in namespace}
 
     def violations(self):

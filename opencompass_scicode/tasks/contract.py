@@ -52,6 +52,14 @@ class TaskStatus:
     note: str = ''
     labels: dict = field(default_factory=dict)
 
+    @classmethod
+    def not_run(cls, spec, stopped):
+        """`spec`'s task, never started: the tasks it depends on named in `stopped` did not finish."""
+        if not stopped:
+            raise ValueError(f'{spec.name}: a task is not run only because others did not finish')
+        return cls(spec.name, 'not run', 0.0, spec.log_path, note=f'{", ".join(stopped)} did not finish',
+                   labels=dict(spec.labels, stage=spec.stage))
+
     @property
     def ok(self):
         return self.state in ('done', 'skipped')

@@ -41,7 +41,7 @@ def test_each_response_is_its_own_steps_past_the_prefilled_ones(tmp_path, test_s
     for pid, sid in (('13', '13.5'), ('13', '13.7'), ('62', '62.2'), ('76', '76.2'), ('76', '76.4'), ('2', '2.1')):
         problem = test_split.problem(pid)
         step = next(s for s in problem.steps if s.step_id == sid)
-        gen = model.generate(GenerationRequest(problem, step, '', False, 'test'))
+        gen = model.generate(GenerationRequest(problem, step, '', False))
         assert gen.text == f'answer for {sid}'
 
 

@@ -6,12 +6,11 @@ CI runs a subset of the validation split that finishes quickly; the full split
 """
 import pytest
 
-from benchmarks.official_like import official_like_runner
+from benchmarks.official_like import official_like_runner, step_program
 from benchmarks.stepsets import predictions, stub_code
 from helpers import statuses
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
-from opencompass_scicode.evaluation.program import step_program
 from opencompass_scicode.evaluation.regenerate import ensure_targets
 
 SUBSET = ['1', '3', '4', '19', '29', '38', '70', '78']

@@ -7,10 +7,9 @@ directory's `configs/`, the configs shipped with the package (in a wheel,
 `--config-dir DIR` (e.g. an OpenCompass checkout's `opencompass/configs`). The
 first root holding NAME wins; two files of that name in it are ambiguous.
 """
-import difflib
 from pathlib import Path
 
-from ...errors import ConfigError
+from ...errors import ConfigError, did_you_mean
 
 SUBDIRS = {'datasets': ('datasets', 'dataset_collections'), 'models': ('models',),
            'summarizers': ('summarizers',)}
@@ -65,9 +64,8 @@ def find_config(name, kind, roots):
                               + ', '.join(str(p.relative_to(root)) for p in matches),
                               fix='rename one, or load the one you mean from a config file with read_base()')
     stems = sorted({p.stem for root in roots for p in _files(root, kind)})
-    close = difflib.get_close_matches(stem, stems, n=5, cutoff=0.5)
     searched = ', '.join(str(r / SUBDIRS[kind][0]) for r in roots) or 'no configs directory'
-    hint = f'did you mean {", ".join(close)}? ' if close else ''
+    hint = did_you_mean(stem, stems, n=5, cutoff=0.5, quote=False)
     raise ConfigError(f'{flag} {name}: no {stem}.py under {searched}',
                       fix=f'{hint}known names: {", ".join(stems[:20])}{", ..." if len(stems) > 20 else ""}; '
                           f'--config-dir DIR adds a directory to search')
