@@ -9,10 +9,11 @@ import subprocess
 import sys
 import textwrap
 import threading
+from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, alive, descendants, gold_predictions, tiny_dataset
+from helpers import ROOT, alive, descendants, gold_predictions, tiny_dataset, wait_until
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.regenerate import ensure_targets
 from opencompass_scicode.evaluation.sharing import LocalVerdicts
@@ -89,7 +90,7 @@ def test_tasks_share_one_pool_each_program_runs_once_with_its_own_limits(tiny_da
 
 CLIENT = '''
 import sys
-sys.path[:0] = [{tests!r}, {root!r}]
+sys.path[:0] = [{here!r}, {tests!r}, {root!r}]
 from test_machine_pool import _programs, _submit, SLEEP
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.sharing import LocalVerdicts
@@ -106,7 +107,8 @@ time.sleep(600)
 
 def test_a_task_that_dies_takes_its_programs_with_it(tiny_data, tmp_path):
     run_root = tmp_path / 'run'
-    script = CLIENT.format(tests=str(ROOT / 'tests'), root=str(ROOT), data=str(tiny_data), run=str(run_root))
+    script = CLIENT.format(here=str(Path(__file__).resolve().parent), tests=str(ROOT / 'tests'), root=str(ROOT),
+                           data=str(tiny_data), run=str(run_root))
     # a task as the local runner starts it: run.py (here, this process) is the one the pool watches
     env = dict(os.environ, **{PARENT_ENV: str(os.getpid())})
     dying = subprocess.Popen([sys.executable, '-c', script], stdout=subprocess.PIPE, text=True, env=env)
@@ -116,10 +118,7 @@ def test_a_task_that_dies_takes_its_programs_with_it(tiny_data, tmp_path):
         server = _server_of(pool)
         # both workers busy with its 300 s programs (the zygote, 2 workers and 2 step processes),
         # a third one queued
-        deadline = 60
-        while len(descendants(server)) < 5 and deadline > 0:
-            threading.Event().wait(0.2)
-            deadline -= 0.2
+        wait_until(lambda: len(descendants(server)) >= 5, 60, interval=0.2)
         assert len(descendants(server)) >= 5, descendants(server)
     finally:
         dying.kill()
