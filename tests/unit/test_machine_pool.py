@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, alive, descendants, gold_predictions, tiny_dataset, wait_until
+from helpers import ROOT, alive, descendants, gold_predictions, processes_mentioning, tiny_dataset, wait_until
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.regenerate import ensure_targets
 from opencompass_scicode.evaluation.sharing import LocalVerdicts
@@ -22,6 +22,19 @@ from opencompass_scicode.pool.server import _below, trusted_peer
 from opencompass_scicode.utils.lifeline import PARENT_ENV
 
 SLEEP = 'import time as _t\n_t.sleep({s})\n'
+
+
+@pytest.fixture(autouse=True)
+def _pools_stopped_after(tmp_path):
+    """The pools a test started (for its run root, tmp_path / 'run') stop when it ends, as they do
+    when run.py ends, rather than idling on for seconds below this process: their workers would
+    count as leftovers of the next test that checks this process's workers (test_sandbox's)."""
+    yield
+    servers = processes_mentioning(str(socket_path(tmp_path / 'run')))
+    below = {pid for server in servers for pid in descendants(server)}
+    for server in servers:
+        os.kill(server, signal.SIGTERM)
+    assert wait_until(lambda: not alive([*servers, *below]), 30), alive([*servers, *below])
 
 
 def _programs(tiny_data, prefix=''):
