@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ['ci_skips']      # under CI=true a skip fails (tests/ci_skips.py); plugins go in this top conftest only
+# pytest takes plugins from the top conftest only: this one, not one in tests/unit or tests/e2e
+pytest_plugins = ['ci_skips']      # under CI=true a skip fails (tests/ci_skips.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

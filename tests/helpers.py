@@ -145,6 +145,7 @@ KEY = 'sk-test-SECRET-0123456789'          # the API key of the loopback server 
 
 
 def _run_py(args):
+    """The command line of `python run.py ARGS` with this interpreter."""
     return [sys.executable, str(ROOT / 'run.py'), *map(str, args)]
 
 
@@ -252,18 +253,18 @@ def fake_results(model, dataset, with_bg, resolved, correct, problems=2, failed=
             'subproblem': 100.0 * correct / total, 'main_problem_resolved': resolved,
             'main_problem_total': problems, 'subproblem_correct': correct, 'subproblem_total': total,
             'main_problem_resolve_rate_ci95': [0.0, 100.0], 'subproblem_ci95': [25.0, 100.0],
-            'categories': {'pass': correct, failed: total - correct}, **fields,
+            'categories': {'pass': correct, failed: total - correct},
             'problems': [{'problem_id': str(i), 'problem_correct': i < resolved,
                           'total_correct': min(2, max(0, correct - 2 * i)), 'total_steps': 2}
-                         for i in range(problems)]}
+                         for i in range(problems)], **fields}
 
 
-def write_results(run_dir, results):
-    """Write `results` (e.g. fake_results') where the RunDir `run_dir` keeps its model's results
-    on its dataset; the path."""
-    path = run_dir.results_path(results['model'], results['dataset'])
+def write_results(run_dir, content):
+    """Write a results file's `content` (e.g. fake_results') where the RunDir `run_dir` keeps its
+    model's results on its dataset; the path."""
+    path = run_dir.results_path(content['model'], content['dataset'])
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results))
+    path.write_text(json.dumps(content))
     return path
 
 

@@ -111,7 +111,7 @@ def test_a_slow_first_answer_holds_the_other_requests_only_for_a_moment(tmp_path
     server.queue = [{'delay': 6.0}]
     work = tmp_path / 'w'
     proc = run_cli([api_config_file(tmp_path, server, model=dict(max_concurrency=8, timeout=30), both=False),
-                '-w', work, '-m', 'infer'])
+                    '-w', work, '-m', 'infer'])
     assert proc.returncode == 0, proc.stderr[-2000:]
     arrivals = sorted(entry['time'] for entry in server.log)
     assert len(arrivals) == 6
@@ -227,7 +227,7 @@ def test_tool_use_mode_runs_the_tool_in_the_sandbox(tmp_path, server):
     server.rule = calls_the_tool_once('import os\nprint(6 * 7, os.getcwd() != "/")')
     work = tmp_path / 'w'
     proc = run_cli([api_config_file(tmp_path, server, mode='tool_use', infer_extra=', code_timeout_seconds=30',
-                             both=False, sample_ids=['1']), '-w', work])
+                                    both=False, sample_ids=['1']), '-w', work])
     assert proc.returncode == 0, proc.stderr[-2000:]
     run_dir = only_run(work)
     assert statuses(results(run_dir, 'api', 'val')) == {'1.1': 'pass'}
@@ -263,7 +263,7 @@ def test_tool_use_runs_each_datasets_snippets_with_its_own_code_timeout(tmp_path
 def test_responses_api(tmp_path, server):
     work = tmp_path / 'w'
     proc = run_cli([api_config_file(tmp_path, server, model=dict(api='responses'), both=False, sample_ids=['1']),
-                '-w', work])
+                    '-w', work])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert statuses(results(only_run(work), 'api', 'val')) == {'1.1': 'pass'}
     body = server.log[0]['body']

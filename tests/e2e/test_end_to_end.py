@@ -218,6 +218,6 @@ def test_samples_at_temperature_zero_are_refused_before_any_request(official_dat
                          infer_cfg=dict(n=3))]
     '''
     cfg = config_file(tmp_path, "[dict(type='OpenAIChatModel', path='m', key='ENV', temperature=0.0, "
-                           "base_url='http://127.0.0.1:9/v1')]", datasets=datasets)
+                                "base_url='http://127.0.0.1:9/v1')]", datasets=datasets)
     proc = run_cli([cfg, '-w', tmp_path / 'w'], env={'OPENAI_API_KEY': 'x'})
     assert proc.returncode == 2 and 'datasets[0].infer_cfg.n' in proc.stderr and 'temperature' in proc.stderr
