@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -229,8 +230,10 @@ def run_once(config, work, runner, mode, server, partition, shim_dir, shim_log, 
     seen = len(server.log)
     clock = time.time() - time.monotonic()       # server times are monotonic; Slurm's are epoch
     start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f'{runner} {mode}: run.py exited {proc.returncode}:\n{proc.stdout[-2000:]}\n'
                          f'{proc.stderr[-3000:]}')
@@ -243,7 +246,10 @@ def run_once(config, work, runner, mode, server, partition, shim_dir, shim_log, 
         model = entry['body'].get('model', '')
         first[model] = min(first.get(model, entry['time']), entry['time'])
     times = [e['time'] for e in log]
-    out = {'wall': wall, 'requests': len(log), 'startup': min(times) - start,
+    # CPU of run.py and the tasks it waited for; the step pool (a session of its own) and its
+    # steps are not counted
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    out = {'wall': wall, 'cpu': cpu, 'requests': len(log), 'startup': min(times) - start,
            'span': max(times) + server.delay - min(times), 'after': start + wall - max(times) - server.delay}
     spans = []
     for model in paths:
@@ -447,6 +453,8 @@ def main(argv=None):
         print('evaluation work in the whole runs (one verdict per distinct program), medians: '
               + '; '.join(f'{runner}: {w["programs"]} programs, {sec:.1f}s of step time, longest '
                           f'{w["longest_step_id"]} {lng:.1f}s' for runner, (sec, lng, w) in figures.items()))
+        print('CPU time of run.py and its tasks (not the steps, nor the step pool), medians: '
+              + '; '.join(f'{runner}: {med([o["cpu"] for o in outs]):.1f}s' for runner, outs in alls.items()))
         sec, lng, w = min(figures.values(), key=lambda f: f[0])
         pid = str(w['longest_step_id']).split('.')[0]
         before = sum(len(p.scored_steps) for p in problems if p.problem_id == pid) * args.delay

@@ -109,4 +109,5 @@ def _add_usage(total, turn):
     total['latency_s'] = round(total['latency_s'] + turn.latency_s, 3)
 
 
-GENERATORS = {'naive': naive, 'chat': chat, 'tool_use': tool_use}
+GENERATORS = {'naive': naive, 'chat': chat, 'tool_use': tool_use}     # one for each of settings.MODES
+

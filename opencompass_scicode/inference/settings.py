@@ -4,7 +4,10 @@ from typing import Optional
 
 from ..errors import ConfigError
 from ..utils.checks import check_number
-from .modes import GENERATORS
+
+# The generation modes (modes.py holds how each works); named here so that reading a dataset's
+# settings (an eval task does) loads no model code.
+MODES = ('naive', 'chat', 'tool_use')
 
 
 @dataclass(frozen=True)
@@ -21,9 +24,9 @@ class InferConfig:
     n: int = 1
 
     def __post_init__(self):
-        if self.mode not in GENERATORS:
+        if self.mode not in MODES:
             raise ConfigError(f'unknown generation mode {self.mode!r}', key='mode',
-                              fix=f'use one of {", ".join(map(repr, GENERATORS))}')
+                              fix=f'use one of {", ".join(map(repr, MODES))}')
         check_number('max_out_len', self.max_out_len, whole=True, at_least=1, optional=True, example=4096)
         check_number('tool_use_max_loops', self.tool_use_max_loops, whole=True, at_least=1, example=15)
         check_number('code_timeout_seconds', self.code_timeout_seconds, above=0, example=180)

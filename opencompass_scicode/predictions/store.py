@@ -28,6 +28,7 @@ class PredictionStore:
         self.path = Path(path)
         self.base = PredictionStore(base) if base else None
         self._lock = threading.Lock()     # appends may come from several threads
+        self._read = None                 # [file identity, bytes read, latest records] (load)
 
     def exists(self):
         return self.path.is_file() or bool(self.base and self.base.exists())
@@ -50,8 +51,37 @@ class PredictionStore:
                     continue
 
     def load(self):
-        """record_key(step_id, sample) -> latest record."""
-        return {record_key(record['step_id'], record.get('sample', 0)): record for record in self.records()}
+        """record_key(step_id, sample) -> latest record.
+
+        The file only grows (records are appended), so a store reads it once and then only what
+        was appended since: early evaluation loads it each time a problem is answered."""
+        latest = self.base.load() if self.base else {}
+        with self._lock:
+            latest.update(self._latest_own())
+        return latest
+
+    def _latest_own(self):
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            self._read = None
+            return {}
+        identity = (stat.st_dev, stat.st_ino)
+        if self._read is None or self._read[0] != identity or stat.st_size < self._read[1]:
+            self._read = [identity, 0, {}]          # a new file (or set aside and started anew)
+        _, offset, latest = self._read
+        with open(self.path, 'rb') as fh:
+            fh.seek(offset)
+            data = fh.read()
+        complete = data.rfind(b'\n') + 1           # a line still being written is read next time
+        for line in data[:complete].splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:                       # a torn line (crash mid-write), or blank
+                continue
+            latest[record_key(record['step_id'], record.get('sample', 0))] = record
+        self._read[1] = offset + complete
+        return dict(latest)
 
     def append(self, record):
         line = json.dumps(record, ensure_ascii=False) + '\n'

@@ -84,6 +84,12 @@ def test_bad_dataset_value(tmp_path, entry, key, says):
     assert key in msg and says in msg
 
 
+def test_every_mode_a_config_may_name_is_one_inference_implements():
+    from opencompass_scicode.inference.modes import GENERATORS
+    from opencompass_scicode.inference.settings import MODES
+    assert tuple(GENERATORS) == MODES
+
+
 def test_evaluator_option_checked(tmp_path):
     path = write(tmp_path, f'''
         from opencompass_scicode.evaluation import SciCodeEvaluator

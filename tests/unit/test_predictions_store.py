@@ -19,3 +19,22 @@ def test_digest_changes_with_content(tmp_path):
     first = store.digest()
     store.append({'step_id': '1.2'})
     assert store.digest() != first
+
+
+def test_a_store_loaded_again_reads_what_was_appended_since_and_notices_a_new_file(tmp_path):
+    path = tmp_path / 'p.jsonl'
+    store = PredictionStore(path)
+    store.append({'step_id': '1.1', 'code': 'a'})
+    assert store.load() == {'1.1': {'step_id': '1.1', 'code': 'a'}}
+    store.append({'step_id': '1.2', 'code': 'b'})
+    store.append({'step_id': '1.1', 'code': 'c', 'sample': 1})
+    with open(path, 'a') as fh:              # another writer, cut short mid-line: not a record yet
+        fh.write('{"step_id": "1.3", "co')
+    assert store.load() == {'1.1': {'step_id': '1.1', 'code': 'a'}, '1.2': {'step_id': '1.2', 'code': 'b'},
+                            '1.1@1': {'step_id': '1.1', 'code': 'c', 'sample': 1}}
+    store.append({'step_id': '1.3', 'code': 'd'})        # starts on a line of its own
+    assert store.load()['1.3'] == {'step_id': '1.3', 'code': 'd'}
+    assert store.load() == PredictionStore(path).load()  # as a fresh reader of the whole file sees it
+    store.set_aside('stale')                              # a new file: read from its start
+    store.append({'step_id': '2.1', 'code': 'e'})
+    assert store.load() == {'2.1': {'step_id': '2.1', 'code': 'e'}}
