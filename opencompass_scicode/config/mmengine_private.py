@@ -13,7 +13,7 @@ mmengine has no public API for these (0.10.x):
 - The dotted name a LazyObject stands for: the name after `import` is kept only in `_imported`
   (`str()` and `.module` cannot tell `from tqdm import tqdm` from `import tqdm`).
 
-tests/test_mmengine_private.py checks each against the installed mmengine. TESTED is the range of
+tests/unit/test_mmengine_private.py checks each against the installed mmengine. TESTED is the range of
 versions that passed it; setup.cfg pins the same. check_version() refuses any other version, so
 that a changed private part fails with a clear message instead of loading configs wrongly.
 """

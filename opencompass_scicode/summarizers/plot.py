@@ -4,7 +4,7 @@ Two shapes, one per table layout: `bar_chart` (wide: a bar group per model,
 a bar per dataset group, setting and metric) and `row_chart` (long: a
 horizontal bar group per row of the long table, so that it grows down as the
 table does). matplotlib is imported only here and only when a plot is drawn,
-so planning a run never loads it (tests/test_layers.py).
+so planning a run never loads it (tests/unit/test_layers.py).
 """
 from .cells import KEYS
 from .layouts import METRICS, SIDES, side_value

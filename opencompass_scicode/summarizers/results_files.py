@@ -3,7 +3,7 @@ usage figures that inference tasks write.
 
 In one place so that it is plain which files a summary depends on, and that nothing else in
 summarizers/ opens a file of the run. Never the predictions, nor anything that ran
-(tests/test_layers.py holds the imports to that): a run's summary can be rebuilt from these
+(tests/unit/test_layers.py holds the imports to that): a run's summary can be rebuilt from these
 files alone, on another machine.
 
 `collect` gives {(model abbr, dataset abbr): results dict, or `-` (not run) or `failed` (the
