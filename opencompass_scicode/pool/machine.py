@@ -27,7 +27,7 @@ from ..utils.lifeline import PARENT_ENV
 from ..utils.pythonpath import with_package
 from . import wire
 from .timings import StepDurations
-from .workers import NoClaims, harness_failure
+from .workers import NoClaims, harness_failure, take_in
 
 RETRIES = 3
 START_TIMEOUT_S = 60.0
@@ -77,26 +77,14 @@ class MachinePool:
             self._ensure_connected()
 
     def submit(self, submissions):
-        fresh = []
         with self._changed:
             if self._closed:
                 raise RuntimeError('submit after close')
-            for item in submissions:
-                if item.key in self._waiting:
-                    self._waiting[item.key].append(item)
-                elif self.claims.settled(item.key):
-                    item.done(None, True)
-                else:
-                    self._waiting[item.key] = [item]
-                    fresh.append(item)
+            fresh = take_in(self._waiting, self.claims, submissions)
             if not fresh:
                 return
             self._ensure_connected()
         self._send(fresh)
-
-    def busy(self):
-        with self._changed:
-            return bool(self._waiting)
 
     def close(self):
         """Wait until every program sent has come back, then let go of the server."""

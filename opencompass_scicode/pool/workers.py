@@ -53,6 +53,22 @@ class NoClaims:
         return True
 
 
+def take_in(waiting, claims, submissions):
+    """Queue each submission behind one for the same program (`waiting`: key -> submissions not
+    answered yet) and answer those whose program is settled elsewhere; returns the submissions
+    whose programs are new (to be run)."""
+    fresh = []
+    for item in submissions:
+        if item.key in waiting:              # the same program is queued or running
+            waiting[item.key].append(item)
+        elif claims.settled(item.key):       # run by another task (or earlier here)
+            item.done(None, True)
+        else:
+            waiting[item.key] = [item]
+            fresh.append(item)
+    return fresh
+
+
 def harness_failure(exc):
     """The run of a program whose harness failed (not the program)."""
     return StepRun(None, False, 0.0, error=f'{type(exc).__name__}: {exc}')
@@ -84,21 +100,12 @@ class StepPool:
     def submit(self, submissions):
         """Queue programs; returns at once. Their `done` is called from a worker thread (or here,
         for a program settled elsewhere)."""
-        fresh = {}
         with self._changed:
             if self._closed:
                 raise RuntimeError('submit after close')
-            for item in submissions:
-                if item.key in self._waiting:          # the same program is queued or running
-                    self._waiting[item.key].append(item)
-                    continue
-                if self.claims.settled(item.key):      # run by another task (or earlier here)
-                    with self._reporting:
-                        item.done(None, True)
-                    continue
-                self._waiting[item.key] = [item]
-                self._jobs[item.key] = item.job
-                fresh[item.key] = item
+            with self._reporting:
+                fresh = {item.key: item for item in take_in(self._waiting, self.claims, submissions)}
+            self._jobs.update({key: item.job for key, item in fresh.items()})
             if not fresh:
                 return
             self.start()
