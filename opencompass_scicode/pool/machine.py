@@ -16,6 +16,7 @@ import hashlib
 import os
 import secrets
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,11 @@ def socket_path(run_root):
     directory may be on a file system shared by many machines), in a folder only we can enter."""
     folder = Path(tempfile.gettempdir()) / f'scicode-pool-{os.getuid()}'
     folder.mkdir(mode=0o700, exist_ok=True)
+    held = folder.lstat()
+    if not stat.S_ISDIR(held.st_mode) or held.st_uid != os.getuid() or held.st_mode & 0o077:
+        # someone else made it first (the temporary directory is shared): our key would be theirs
+        raise OSError(f'{folder} is not a folder of this user\'s alone; remove it, or set TMPDIR to a '
+                      f'folder of your own')
     name = hashlib.sha256(f'{Path(run_root).resolve()}\0{HOST}'.encode()).hexdigest()[:24]
     return folder / f'{name}.sock'
 

@@ -172,6 +172,21 @@ def test_the_pool_going_away_costs_no_verdict(tiny_data, tmp_path):
     assert successor not in (None, server) and _alive(successor) and not _alive(server)   # a new pool took over
 
 
+def test_a_pool_folder_someone_else_could_enter_is_refused(tmp_path, monkeypatch):
+    import tempfile
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
+    assert socket_path(tmp_path / 'run').parent.stat().st_mode & 0o777 == 0o700     # made here: fine
+    folder = tmp_path / f'scicode-pool-{os.getuid()}'
+    folder.chmod(0o777)                              # as if made by another user of the machine first
+    with pytest.raises(OSError, match='not a folder of this user'):
+        socket_path(tmp_path / 'run')
+    folder.rmdir()
+    (tmp_path / 'elsewhere').mkdir(mode=0o700)
+    folder.symlink_to(tmp_path / 'elsewhere')        # or a link to a folder of theirs
+    with pytest.raises(OSError, match='not a folder of this user'):
+        socket_path(tmp_path / 'run')
+
+
 def test_only_the_runs_own_processes_may_hand_the_pool_work(tmp_path):
     child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])
     try:
