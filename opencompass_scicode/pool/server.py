@@ -32,6 +32,7 @@ import threading
 import time
 
 from ..sandbox.executor import ForkServerExecutor, Limits
+from ..utils.procs import read_proc
 from ..utils.runlock import hold_for_task
 from . import wire
 from .timings import StepDurations
@@ -42,20 +43,12 @@ IDLE_S = 5.0
 _NO_LIMITS = Limits(timeout=1800)
 
 
-def _parent_of(pid):
-    try:
-        with open(f'/proc/{pid}/stat', 'rb') as fh:
-            # the command (field 2) is in parentheses and may hold spaces: fields after the last ')'
-            return int(fh.read().rsplit(b')', 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
 def _below(pid, ancestor):
     while pid > 1:
         if pid == ancestor:
             return True
-        pid = _parent_of(pid)
+        proc = read_proc(pid)
+        pid = proc.parent if proc is not None else 0
     return False
 
 
