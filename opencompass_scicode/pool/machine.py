@@ -28,7 +28,7 @@ from ..utils.lifeline import PARENT_ENV
 from ..utils.pythonpath import with_package
 from . import wire
 from .timings import StepDurations
-from .workers import NoClaims, harness_failure, take_in
+from .workers import NoClaims, cost_of, harness_failure, protections_of, take_in
 
 RETRIES = 3
 START_TIMEOUT_S = 60.0
@@ -179,12 +179,9 @@ class MachinePool:
         for i, item in enumerate(waiting):
             measured = item.done(run, copy or i > 0)
             if i == 0 and not copy and measured:
-                busy = run.busy_s or run.duration_s
-                self._observed.append((item.job.step_id, key, max(0.0, busy - run.import_s)))
+                self._observed.append((item.job.step_id, key, cost_of(run)))
                 self._imported.update(run.imported)
-        if not self.protections:
-            self.protections = next((e.get('protections') for e in run.events
-                                     if e.get('event') == 'sandbox'), None) or {}
+        self.protections = self.protections or protections_of(run)
         with self._changed:
             self._changed.notify_all()
 

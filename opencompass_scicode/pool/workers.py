@@ -69,6 +69,17 @@ def take_in(waiting, claims, submissions):
     return fresh
 
 
+def protections_of(run):
+    """The sandbox layers a run's step process reported ({} if it reported none)."""
+    return next((e.get('protections') for e in run.events if e.get('event') == 'sandbox'), None) or {}
+
+
+def cost_of(run):
+    """What a program costs a worker: its whole time on it (later tests for information included),
+    less importing the modules it needed."""
+    return max(0.0, (run.busy_s or run.duration_s) - run.import_s)
+
+
 def harness_failure(exc):
     """The run of a program whose harness failed (not the program)."""
     return StepRun(None, False, 0.0, error=f'{type(exc).__name__}: {exc}')
@@ -223,19 +234,14 @@ class StepPool:
                     self._running[key] = (slot, job)
                 with self.cpus.hold():
                     run = executor.run(job, slot)
-                protections = next((e.get('protections') for e in run.events
-                                    if e.get('event') == 'sandbox'), None)
-                if protections and not self.protections:
-                    self.protections = protections
+                self.protections = self.protections or protections_of(run)
             except Exception as exc:  # the harness failed, not the program
                 run = harness_failure(exc)
             measured = self._answer(key, run)
             with self._changed:
                 self._running.pop(key, None)
                 if measured:
-                    # the worker's whole time on it (later tests for information included): what it costs
-                    busy = run.busy_s or run.duration_s
-                    self._observed.append((job.step_id, key, max(0.0, busy - run.import_s)))
+                    self._observed.append((job.step_id, key, cost_of(run)))
                     self._imported.update(run.imported)
                 self._planner.finished(slot)
                 self._changed.notify_all()
