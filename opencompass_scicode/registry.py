@@ -34,6 +34,13 @@ REQUEST_LIMITS = {
     'OpenAIChatModel': {'max_concurrency': 8, 'query_per_second': None},
 }
 
+# What an inference task of a registered model type imports beside the task's own code, that a
+# warm launcher may import before the task starts (runners/warm.py): the API SDK, imported by the
+# model only when it is built. Nothing that must not cross a fork (a GPU runtime) goes here.
+WARM_IMPORTS = {
+    'OpenAIChatModel': ('opencompass_scicode.models.openai_api', 'openai'),
+}
+
 
 def type_name(obj):
     if isinstance(obj, str):
@@ -77,6 +84,11 @@ def request_limits(spec):
     """{'max_concurrency': ..., 'query_per_second': ...} by default for the model type `spec`
     names; {} for a type without request limits, or one not registered."""
     return dict(REQUEST_LIMITS.get(registered_name(spec), {}))
+
+
+def warm_imports(spec):
+    """Modules an inference task of the model type `spec` names may have imported for it (WARM_IMPORTS)."""
+    return list(WARM_IMPORTS.get(registered_name(spec), ()))
 
 
 def _accepts(annotation, value):

@@ -15,7 +15,7 @@ depends on them and writes the final file, the same as an unsharded run's.
 import os
 import sys
 
-from ..registry import build_dataset, request_limits, to_plain
+from ..registry import build_dataset, request_limits, to_plain, warm_imports
 from ..tasks.contract import TaskSpec
 from ..utils.pythonpath import with_package
 from ..utils.secrets import move_secrets_to_env
@@ -23,6 +23,10 @@ from ..utils.workdir import write_json_atomic
 from .costs import eval_costs, infer_costs
 
 TASK_MODULE = 'opencompass_scicode.tasks'
+# The module of each kind of task (tasks/__main__.py picks it): a warm launcher imports it once
+# for all tasks of a launch (runners/warm.py).
+TASK_CODE = {'infer': 'infer', 'merge': 'merge', 'eval': 'evaluate', 'targets': 'targets'}
+EARLY_EVALUATION = ('opencompass_scicode.evaluation.eager', 'opencompass_scicode.evaluation.evaluator')
 
 
 class BasePartitioner:
@@ -74,12 +78,15 @@ class BasePartitioner:
             m = model['abbr']
             finals = [run_dir.predictions_path(m, ds['abbr']) for ds in datasets]
             resources = _model_resources(model)
+            # the API SDK, and the scoring code early evaluation runs in the task
+            sdk = warm_imports(model.get('type', '')) + (list(EARLY_EVALUATION) if eager_eval else [])
             common = {'eager_eval': eager_eval, 'discard_stale': discard_stale}
             labels = {'model': m, 'datasets': [ds['abbr'] for ds in datasets]}
             if len(shard_ids) == 1:
                 specs.append(self.task(run_dir, 'infer', [m], dict(common, model=self.model_entry(model),
                                                                    datasets=datasets),
-                                       outputs=finals, labels=labels, resources=resources, dry_run=dry_run))
+                                       outputs=finals, labels=labels, resources=resources, preload=sdk,
+                                       dry_run=dry_run))
                 continue
             entry = share_limits(self.model_entry(model), len(shard_ids))
             shards = []
@@ -92,7 +99,7 @@ class BasePartitioner:
                     outputs=[run_dir.part_path(run_dir.predictions_path(m, ds['abbr']), shard) for ds, _ in parts],
                     labels=dict(labels, datasets=[ds['abbr'] for ds, _ in parts], shard=shard,
                                 problems={ds['abbr']: ids for ds, ids in parts}),
-                    resources=resources, dry_run=dry_run))
+                    resources=resources, preload=sdk, dry_run=dry_run))
             specs += shards
             specs.append(self.task(run_dir, 'infer', [m], {'action': 'merge', 'model_abbr': m, 'datasets': datasets,
                                                            'shards': names},
@@ -140,8 +147,10 @@ class BasePartitioner:
 
     @staticmethod
     def task(run_dir, stage, parts, work, outputs=(), depends_on=(), labels=None, resources=None,
-             dry_run=False):
+             preload=(), dry_run=False):
+        """preload: modules beside the task's own code that the task imports (an API SDK)."""
         name = run_dir.task_name(stage, *parts)
+        code = TASK_CODE['merge' if work.get('action') == 'merge' else stage]
         config_path = run_dir.task_config_path(name)
         log_path = run_dir.log_path(name)
         spec = TaskSpec(
@@ -151,7 +160,8 @@ class BasePartitioner:
             progress_path=str(log_path.with_suffix('.progress.json')),
             outputs=[str(p) for p in outputs], depends_on=list(depends_on), labels=dict(labels or {}),
             env={'PYTHONPATH': with_package(os.environ.get('PYTHONPATH'))},
-            resources={k: v for k, v in (resources or {}).items() if v})
+            resources={k: v for k, v in (resources or {}).items() if v},
+            preload=[f'{TASK_MODULE}.__main__', f'{TASK_MODULE}.{code}', *preload])
         if not dry_run:
             write_json_atomic(config_path, dict(task=spec.to_dict(), work_dir=str(run_dir.work_dir),
                                                 timestamp=run_dir.timestamp, **to_plain(work)))

@@ -1,4 +1,8 @@
-"""Runs tasks as local processes, with live progress (runners/base.py)."""
+"""Runs tasks as local processes, with live progress (runners/base.py).
+
+Tasks are forked from a warm launcher (runners/warm.py) that has imported their
+code once; `warm_start=False` starts each in a new interpreter instead.
+"""
 import os
 import select
 import signal
@@ -7,29 +11,48 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from ..tasks.contract import status_of
 from ..utils.lifeline import PARENT_ENV
 from ..utils.parallel import PARALLEL_ENV
 from ..utils.procs import kill
 from .base import BaseRunner
+from .warm import Launcher
 
 
 @dataclass
 class _Process:
     spec: object
-    proc: subprocess.Popen
+    proc: Optional[subprocess.Popen]     # None for a task forked by the launcher
     started: float
+    request: int = None                  # the launcher's id for it
+    pid: int = None
 
 
 class LocalRunner(BaseRunner):
-    """max_num_workers: tasks running at once; debug: run in-process, serially, with tracebacks."""
+    """max_num_workers: tasks running at once; debug: run in-process, serially, with tracebacks;
+    warm_start: fork tasks from one process that has imported their code (False: a new
+    interpreter per task, as `python -m` would start it by hand)."""
 
-    def __init__(self, max_num_workers=2, debug=False):
+    def __init__(self, max_num_workers=2, debug=False, warm_start: bool = True):
         super().__init__(max_num_workers, debug)
+        self.warm_start = warm_start
         self._wakeup = None         # read end of the pipe SIGCHLD writes to, while launching
+        self._launcher = None       # while launching, with warm_start
 
     def launch(self, specs, title=''):
+        if self.debug or not self.warm_start or not specs:
+            return self._launch(specs, title)
+        preload = list(dict.fromkeys(name for spec in specs for name in spec.preload))
+        self._launcher = Launcher(preload, dict(os.environ, **specs[0].env))
+        try:
+            return self._launch(specs, title)
+        finally:
+            self._launcher.close()
+            self._launcher = None
+
+    def _launch(self, specs, title):
         # A task that ends wakes the loop at once (SIGCHLD) rather than at its next look: the
         # tasks that wait for it, and the run's end, come that much sooner. The signal only
         # writes a byte to a pipe (set_wakeup_fd, done by the interpreter in C): a handler that
@@ -53,11 +76,14 @@ class LocalRunner(BaseRunner):
             os.close(write_fd)
 
     def pause(self):
-        if self._wakeup is None:
+        watched = [w for w in (self._wakeup, self._launcher) if w is not None]
+        if not watched:
             time.sleep(self.poll_interval)
             return
-        ready, _, _ = select.select([self._wakeup], [], [], self.poll_interval)
-        if ready:
+        ready, _, _ = select.select(watched, [], [], self.poll_interval)
+        if self._launcher in ready:
+            self._launcher.read()
+        if self._wakeup in ready:
             try:
                 while os.read(self._wakeup, 512):
                     pass
@@ -70,6 +96,11 @@ class LocalRunner(BaseRunner):
         env = dict(os.environ, **spec.env)
         env[PARALLEL_ENV] = str(parallel)
         env[PARENT_ENV] = str(os.getpid())
+        if self._launcher is not None and self._launcher.fits(spec.command, env):
+            request = self._launcher.start(spec.command, env, log_path)
+            pid = self._launcher.wait_started(request)
+            if pid is not None:
+                return _Process(spec, None, time.monotonic(), request, pid)
         with open(log_path, 'ab') as log:
             # A session of its own: Ctrl-C reaches run.py alone, which then stops each task.
             proc = subprocess.Popen(spec.command, stdout=log, stderr=subprocess.STDOUT,
@@ -77,17 +108,21 @@ class LocalRunner(BaseRunner):
         return _Process(spec, proc, time.monotonic())
 
     def poll(self, handle):
-        returncode = handle.proc.poll()
+        returncode = self._returncode(handle)
         if returncode is None:
             return None
         return status_of(handle.spec, returncode, time.monotonic() - handle.started)
 
+    def _returncode(self, handle):
+        return handle.proc.poll() if handle.proc is not None else self._launcher.returncode(handle.request)
+
     def stop(self, handles):
-        procs = [h.proc for h in handles]
-        kill([proc.pid for proc in procs], signal.SIGINT, group=True, denied_ok=True)
+        kill([h.pid or h.proc.pid for h in handles], signal.SIGINT, group=True, denied_ok=True)
         deadline = time.monotonic() + 5
-        for proc in procs:
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                kill(proc.pid, group=True, denied_ok=True)
+        for handle in handles:
+            while self._returncode(handle) is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if self._returncode(handle) is None:
+                kill(handle.pid or handle.proc.pid, group=True, denied_ok=True)
+                if handle.proc is not None:
+                    handle.proc.wait()

@@ -33,6 +33,9 @@ class TaskSpec:
     labels: dict = field(default_factory=dict)       # model / dataset, for tables and status
     env: dict = field(default_factory=dict)          # added to the runner's environment
     resources: dict = field(default_factory=dict)    # cpus / gpus / procs / shares_cpu: asks of a cluster
+    # Modules the task will import, that a warm launcher may import once for many tasks before
+    # forking each (runners/warm.py): the task's own code and pure-Python SDKs, no GPU runtime.
+    preload: list = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, data):
