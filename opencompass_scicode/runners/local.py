@@ -45,7 +45,8 @@ class LocalRunner(BaseRunner):
         if self.debug or not self.warm_start or not specs:
             return self._launch(specs, title)
         preload = list(dict.fromkeys(name for spec in specs for name in spec.preload))
-        self._launcher = Launcher(preload, dict(os.environ, **specs[0].env))
+        logs = os.path.commonpath([os.path.dirname(os.path.abspath(spec.log_path)) for spec in specs])
+        self._launcher = Launcher(preload, dict(os.environ, **specs[0].env), logs)
         try:
             return self._launch(specs, title)
         finally:
@@ -97,7 +98,7 @@ class LocalRunner(BaseRunner):
         env[PARALLEL_ENV] = str(parallel)
         env[PARENT_ENV] = str(os.getpid())
         if self._launcher is not None and self._launcher.fits(spec.command, env):
-            request = self._launcher.start(spec.command, env, log_path)
+            request = self._launcher.start(spec.name, spec.command, env, log_path)
             pid = self._launcher.wait_started(request)
             if pid is not None:
                 return _Process(spec, None, time.monotonic(), request, pid)

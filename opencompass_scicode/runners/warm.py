@@ -18,26 +18,26 @@ Only what is safe to share across fork is preloaded: the package's own modules
 and pure-Python SDKs, never a GPU runtime; a task still imports anything else
 itself, after fork, with its own environment.
 """
-import importlib
 import json
 import os
 import select
 import signal
 import subprocess
 import sys
-import traceback
 
-from ..utils.lifeline import PARENT_ENV
-
-MODULE = __name__
+# The launcher's own module: not imported by this package, so that `python -m` runs it fresh.
+MODULE = 'opencompass_scicode.runners.warm_launcher'
 
 
 class Launcher:
     """run.py's side: start the launcher, fork tasks through it, learn how they ended."""
 
-    def __init__(self, preload, env):
+    def __init__(self, preload, env, logs):
+        """logs: the tasks' log folder, shown in the launcher's command line (which its tasks
+        share): `ps` tells whose they are."""
         self.env = dict(env)
-        self.proc = subprocess.Popen([sys.executable, '-m', MODULE, *preload], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, '-m', MODULE, '--logs', str(logs), *preload],
+                                     stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=None, env=self.env)
         os.set_blocking(self.proc.stdout.fileno(), False)
         self._buffer = b''
@@ -55,11 +55,11 @@ class Launcher:
         return (len(command) >= 3 and command[0] == sys.executable and command[1] == '-m'
                 and env.get('PYTHONPATH') == self.env.get('PYTHONPATH') and self.proc.poll() is None)
 
-    def start(self, command, env, log_path):
+    def start(self, name, command, env, log_path):
         """Ask for a fork; return its request id (its pid comes with `wait_started`)."""
         self._next += 1
-        request = {'id': self._next, 'module': command[2], 'args': list(command[3:]), 'env': dict(env),
-                   'log': str(log_path)}
+        request = {'id': self._next, 'name': name, 'module': command[2], 'args': list(command[3:]),
+                   'env': dict(env), 'log': str(log_path)}
         self.proc.stdin.write(json.dumps(request).encode() + b'\n')
         self.proc.stdin.flush()
         return self._next
@@ -104,101 +104,3 @@ class Launcher:
         except OSError:
             pass
         self.proc.wait()
-
-
-# ------------------------------------------------------------ the launcher process
-def _child(request):
-    """In the forked child: become the task, as `python -m MODULE ARGS` would start it."""
-    try:
-        os.setsid()                 # a session of its own, as LocalRunner gives every task
-        for sig in (signal.SIGCHLD, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.set_wakeup_fd(-1)
-        log = os.open(request['log'], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.closerange(3, os.sysconf('SC_OPEN_MAX'))
-        os.environ.clear()
-        os.environ.update(request['env'])
-        os.environ[PARENT_ENV] = str(os.getppid())
-        module = request['module']
-        sys.argv = [module, *request['args']]
-        code = importlib.import_module(module + '.__main__').main(request['args'])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:          # noqa: B036 - whatever happens, the child never returns to the loop
-        traceback.print_exc()
-        code = 1
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    finally:
-        os._exit(code if isinstance(code, int) else 1)
-
-
-def _say(event):
-    os.write(1, json.dumps(event).encode() + b'\n')
-
-
-def _status(wait_status):
-    return os.waitstatus_to_exitcode(wait_status)
-
-
-def serve(preload):
-    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is run.py's to handle
-    for name in preload:
-        try:
-            importlib.import_module(name)
-        except Exception:           # the task imports it itself, and reports what is wrong
-            pass
-    wake_r, wake_w = os.pipe()
-    for fd in (wake_r, wake_w):
-        os.set_blocking(fd, False)
-    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
-    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
-    children = {}               # pid -> request id
-    buffer = b''
-    open_input = True
-    while open_input or children:
-        ready, _, _ = select.select([0, wake_r] if open_input else [wake_r], [], [], 1.0)
-        if wake_r in ready:
-            try:
-                while os.read(wake_r, 512):
-                    pass
-            except BlockingIOError:
-                pass
-        while children:
-            pid, wait_status = os.waitpid(-1, os.WNOHANG)
-            if pid == 0:
-                break
-            if pid in children:
-                _say({'id': children.pop(pid), 'exit': _status(wait_status)})
-        if 0 in ready:
-            chunk = os.read(0, 65536)
-            if not chunk:
-                # run.py is gone or done: leave; running tasks see their parent go and stop
-                return
-            buffer += chunk
-            *lines, buffer = buffer.split(b'\n')
-            for line in lines:
-                request = json.loads(line)
-                sys.stdout.flush()
-                sys.stderr.flush()
-                try:
-                    pid = os.fork()
-                except OSError as exc:
-                    _say({'id': request['id'], 'exit': f'fork failed: {exc}'})
-                    continue
-                if pid == 0:
-                    _child(request)
-                children[pid] = request['id']
-                _say({'id': request['id'], 'pid': pid})
-
-
-if __name__ == '__main__':
-    serve(sys.argv[1:])
-    sys.stdout.flush()
-    os._exit(0)

@@ -24,6 +24,7 @@ from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.models import OpenAIChatModel
 from opencompass_scicode.models.server import ModelServer, ModelServerError
 from opencompass_scicode.utils.fingerprint import fingerprint
+from opencompass_scicode.utils.procs import read_proc
 
 SERVE = [sys.executable, str(ROOT / 'tests' / 'serve_openai.py'), '--port', '{port}']
 SAY_PID_AND_SLEEP = ['sh', '-c', 'echo "pid $$"; exec sleep 600', 'never-ready', '{port}']
@@ -311,7 +312,11 @@ def serving_mid_inference(tmp_path, work):
 def test_a_run_stopped_mid_inference_leaves_no_server_running(official_data, tmp_path, how):
     work = tmp_path / 'w'
     proc, pids = serving_mid_inference(tmp_path, work)
-    (task,) = set(processes_mentioning(str(work))) & set(processes_mentioning('opencompass_scicode.tasks'))
+    # the task started the server: of the server's ancestors, the nearest of this run's processes
+    ours, task = processes_mentioning(str(work)), pids[0]
+    while task not in ours:
+        task = read_proc(task).parent
+        assert task > 1, 'no task above the server'
     if how.startswith('Ctrl-C'):
         os.kill(proc.pid, signal.SIGINT)
     elif how.startswith('SIGTERM'):

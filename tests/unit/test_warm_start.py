@@ -29,7 +29,8 @@ TASK = textwrap.dedent('''
         Path(out).write_text(json.dumps({
             'pid': os.getpid(), 'ppid': os.getppid(), 'sid': os.getsid(0), 'pgrp': os.getpgrp(),
             'env': os.environ.get('TASK_SETTING'), 'parent_env': os.environ.get('OPENCOMPASS_SCICODE_PARENT_PID'),
-            'argv': sys.argv, 'stdin': sys.stdin.read()}))
+            'argv': sys.argv, 'stdin': sys.stdin.read(), 'comm': Path('/proc/self/comm').read_text().strip(),
+            'cmdline': Path('/proc/self/cmdline').read_bytes().decode()}))
         print(f'task output {args[0]}', flush=True)
         if how == 'fail':
             return 3
@@ -98,6 +99,9 @@ def test_a_task_sees_what_a_new_interpreter_would_show_it(tmp_path, warm):
         # the code was imported once, by the launcher, which forked every task
         assert len(imported) == 1 and {t['ppid'] for t in seen} == {int(imported[0])}
         assert int(imported[0]) != out['run_py']
+        # top names each by its task; ps shows the launcher's command line, naming the log folder
+        assert [t['comm'] for t in seen] == ['task0', 'task1', 'task2']
+        assert str(tmp_path / 'logs') in seen[0]['cmdline']
     else:
         assert sorted(imported) == sorted(str(t['pid']) for t in seen)
         assert {t['ppid'] for t in seen} == {out['run_py']}

@@ -1,0 +1,122 @@
+"""The warm launcher's process (runners/warm.py is run.py's side, and says why it exists).
+
+`python -m opencompass_scicode.runners.warm_launcher --logs DIR MODULE...` imports the
+MODULEs, then reads one JSON request per line on stdin and forks a task for each; it
+writes one JSON line per event on stdout: {"id", "pid"} once forked, {"id", "exit"}
+once ended. Standard library and the lifeline only: nothing runs here but the fork.
+"""
+import ctypes
+import importlib
+import json
+import os
+import select
+import signal
+import sys
+import traceback
+
+from ..utils.lifeline import PARENT_ENV
+
+PR_SET_NAME = 15
+
+
+def _child(request):
+    """In the forked child: become the task, as `python -m MODULE ARGS` would start it."""
+    try:
+        os.setsid()                 # a session of its own, as LocalRunner gives every task
+        _name_process(request['name'])
+        for sig in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.set_wakeup_fd(-1)
+        log = os.open(request['log'], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.closerange(3, os.sysconf('SC_OPEN_MAX'))
+        os.environ.clear()
+        os.environ.update(request['env'])
+        os.environ[PARENT_ENV] = str(os.getppid())
+        module = request['module']
+        sys.argv = [module, *request['args']]
+        code = importlib.import_module(module + '.__main__').main(request['args'])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:          # noqa: B036 - whatever happens, the child never returns to the loop
+        traceback.print_exc()
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code if isinstance(code, int) else 1)
+
+
+def _name_process(name):
+    """The name top and `ps -o comm` show (15 bytes): the command line is the launcher's."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_NAME, ctypes.c_char_p(name.replace('/', ':').encode()[:15]), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _say(event):
+    os.write(1, json.dumps(event).encode() + b'\n')
+
+
+def serve(preload):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is run.py's to handle
+    for name in preload:
+        try:
+            importlib.import_module(name)
+        except Exception:           # the task imports it itself, and reports what is wrong
+            pass
+    wake_r, wake_w = os.pipe()
+    for fd in (wake_r, wake_w):
+        os.set_blocking(fd, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    children = {}               # pid -> request id
+    buffer = b''
+    open_input = True
+    while open_input or children:
+        ready, _, _ = select.select([0, wake_r] if open_input else [wake_r], [], [], 1.0)
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 512):
+                    pass
+            except BlockingIOError:
+                pass
+        while children:
+            pid, wait_status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            if pid in children:
+                _say({'id': children.pop(pid), 'exit': os.waitstatus_to_exitcode(wait_status)})
+        if 0 in ready:
+            chunk = os.read(0, 65536)
+            if not chunk:
+                # run.py is gone or done: leave; running tasks see their parent go and stop
+                return
+            buffer += chunk
+            *lines, buffer = buffer.split(b'\n')
+            for line in lines:
+                request = json.loads(line)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                try:
+                    pid = os.fork()
+                except OSError as exc:
+                    _say({'id': request['id'], 'exit': f'fork failed: {exc}'})
+                    continue
+                if pid == 0:
+                    _child(request)
+                children[pid] = request['id']
+                _say({'id': request['id'], 'pid': pid})
+
+
+if __name__ == '__main__':
+    serve(sys.argv[3:])            # after --logs DIR
+    sys.stdout.flush()
+    os._exit(0)
