@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..utils.lifeline import PARENT_ENV
+from ..utils.lifeline import PARENT_ENV, RUN_ENV
 from ..utils.pythonpath import with_package
 from . import wire
 from .timings import StepDurations
@@ -52,7 +52,7 @@ def socket_path(run_root):
 def _watched_pid():
     """The process whose end stops the server: run.py (a local task knows it), or this process
     when run.py runs tasks itself (--debug); none in a cluster job (the server stops when idle)."""
-    parent = os.environ.get(PARENT_ENV, '')
+    parent = os.environ.get(RUN_ENV) or os.environ.get(PARENT_ENV, '')
     if parent.isdigit():
         return int(parent)
     return 0 if os.environ.get('SLURM_JOB_ID') else os.getpid()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..tasks.contract import status_of
-from ..utils.lifeline import PARENT_ENV
+from ..utils.lifeline import PARENT_ENV, RUN_ENV
 from ..utils.parallel import PARALLEL_ENV
 from ..utils.procs import kill
 from .base import BaseRunner
@@ -96,7 +96,7 @@ class LocalRunner(BaseRunner):
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, **spec.env)
         env[PARALLEL_ENV] = str(parallel)
-        env[PARENT_ENV] = str(os.getpid())
+        env[PARENT_ENV] = env[RUN_ENV] = str(os.getpid())
         if self._launcher is not None and self._launcher.fits(spec.command, env):
             request = self._launcher.start(spec.name, spec.command, env, log_path)
             pid = self._launcher.wait_started(request)

@@ -18,7 +18,10 @@ import time
 
 from .procs import kill
 
-PARENT_ENV = 'OPENCOMPASS_SCICODE_PARENT_PID'
+PARENT_ENV = 'OPENCOMPASS_SCICODE_PARENT_PID'      # the process whose end stops the task
+# run.py, for what serves the whole run (the step pool): a task forked by the warm launcher
+# (runners/warm.py) has the launcher as its parent, which ends with its stage, not the run.
+RUN_ENV = 'OPENCOMPASS_SCICODE_RUN_PID'
 
 
 def _signal_own(sig):

@@ -241,3 +241,16 @@ def test_a_step_cannot_hand_the_pool_work(tiny_data, tmp_path, layers):
         assert 'connected' in attempt.stdout, attempt.stdout
     elif pool.protections.get('uid'):      # under a uid of its own it cannot even reach it
         assert 'connected' not in attempt.stdout and 'refused' in attempt.stdout, attempt.stdout
+
+
+def test_the_pool_lives_as_long_as_run_py_not_the_task_s_parent(monkeypatch):
+    """A task forked by the warm launcher has the launcher as its parent, which ends with its
+    stage: the pool it starts watches run.py, so the next stage's tasks find it still there."""
+    from opencompass_scicode.pool.machine import _watched_pid
+    from opencompass_scicode.utils.lifeline import RUN_ENV
+    monkeypatch.setenv(PARENT_ENV, '4242')
+    monkeypatch.setenv(RUN_ENV, '4141')
+    assert _watched_pid() == 4141
+    monkeypatch.delenv(RUN_ENV)
+    assert _watched_pid() == 4242                    # a task started by run.py itself
+

@@ -29,6 +29,7 @@ TASK = textwrap.dedent('''
         Path(out).write_text(json.dumps({
             'pid': os.getpid(), 'ppid': os.getppid(), 'sid': os.getsid(0), 'pgrp': os.getpgrp(),
             'env': os.environ.get('TASK_SETTING'), 'parent_env': os.environ.get('OPENCOMPASS_SCICODE_PARENT_PID'),
+            'run_env': os.environ.get('OPENCOMPASS_SCICODE_RUN_PID'),
             'argv': sys.argv, 'stdin': sys.stdin.read(), 'comm': Path('/proc/self/comm').read_text().strip(),
             'cmdline': Path('/proc/self/cmdline').read_bytes().decode()}))
         print(f'task output {args[0]}', flush=True)
@@ -92,6 +93,7 @@ def test_a_task_sees_what_a_new_interpreter_would_show_it(tmp_path, warm):
         assert task['env'] == f'setting {i}'                        # its own environment
         assert task['sid'] == task['pid'] == task['pgrp']          # a session of its own
         assert task['parent_env'] == str(task['ppid'])             # the parent it watches is its parent
+        assert task['run_env'] == str(out['run_py'])               # what serves the run watches run.py
         assert task['argv'][1:] == [str(tmp_path / f'out{i}'), 'ok']
         assert task['stdin'] == ''                                  # nothing to read
         assert (tmp_path / 'logs' / f'task{i}.out').read_text() == f'task output {tmp_path}/out{i}\n'
