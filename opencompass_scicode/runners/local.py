@@ -26,8 +26,7 @@ class _Process:
     spec: object
     proc: Optional[subprocess.Popen]     # None for a task forked by the launcher
     started: float
-    request: int = None                  # the launcher's id for it
-    pid: int = None
+    pid: int = None                      # of a task forked by the launcher
 
 
 class LocalRunner(BaseRunner):
@@ -98,10 +97,9 @@ class LocalRunner(BaseRunner):
         env[PARALLEL_ENV] = str(parallel)
         env[PARENT_ENV] = env[RUN_ENV] = str(os.getpid())
         if self._launcher is not None and self._launcher.fits(spec.command, env):
-            request = self._launcher.start(spec.name, spec.command, env, log_path)
-            pid = self._launcher.wait_started(request)
+            pid = self._launcher.start(spec.name, spec.command, env, log_path)
             if pid is not None:
-                return _Process(spec, None, time.monotonic(), request, pid)
+                return _Process(spec, None, time.monotonic(), pid)
         with open(log_path, 'ab') as log:
             # A session of its own: Ctrl-C reaches run.py alone, which then stops each task.
             proc = subprocess.Popen(spec.command, stdout=log, stderr=subprocess.STDOUT,
@@ -115,7 +113,7 @@ class LocalRunner(BaseRunner):
         return status_of(handle.spec, returncode, time.monotonic() - handle.started)
 
     def _returncode(self, handle):
-        return handle.proc.poll() if handle.proc is not None else self._launcher.returncode(handle.request)
+        return handle.proc.poll() if handle.proc is not None else self._launcher.returncode(handle.pid)
 
     def stop(self, handles):
         kill([h.pid or h.proc.pid for h in handles], signal.SIGINT, group=True, denied_ok=True)

@@ -43,7 +43,8 @@ class Launcher:
         self._buffer = b''
         self._next = 0
         self.pids = {}           # request id -> pid, once forked
-        self.ended = {}          # request id -> exit code (or an error text if it never started)
+        self.ended = {}          # pid -> exit code
+        self.refused = {}        # request id -> why it could not be forked
 
     def fileno(self):
         """Readable when the launcher has news (for select)."""
@@ -56,22 +57,21 @@ class Launcher:
                 and env.get('PYTHONPATH') == self.env.get('PYTHONPATH') and self.proc.poll() is None)
 
     def start(self, name, command, env, log_path):
-        """Ask for a fork; return its request id (its pid comes with `wait_started`)."""
+        """Fork a task; its pid, or None if the launcher could not (it is gone, or the fork
+        failed): then nothing was started."""
         self._next += 1
         request = {'id': self._next, 'name': name, 'module': command[2], 'args': list(command[3:]),
                    'env': dict(env), 'log': str(log_path)}
-        self.proc.stdin.write(json.dumps(request).encode() + b'\n')
-        self.proc.stdin.flush()
-        return self._next
-
-    def wait_started(self, request, timeout=30.0):
-        """The pid of request's task; None if the launcher could not fork it."""
-        while request not in self.pids and request not in self.ended:
-            if self.proc.poll() is not None:
-                return None
-            select.select([self], [], [], timeout)
+        try:
+            self.proc.stdin.write(json.dumps(request).encode() + b'\n')
+            self.proc.stdin.flush()
+        except OSError:            # the launcher is gone
+            return None
+        while True:
             self.read()
-        return self.pids.get(request)
+            if self._next in self.pids or self._next in self.refused or self.proc.poll() is not None:
+                return self.pids.get(self._next)
+            select.select([self], [], [], 1.0)
 
     def read(self):
         """Take in what the launcher said so far."""
@@ -85,17 +85,19 @@ class Launcher:
             event = json.loads(line)
             if 'pid' in event:
                 self.pids[event['id']] = event['pid']
+            elif 'exit' in event:
+                self.ended[self.pids[event['id']]] = event['exit']
             else:
-                self.ended[event['id']] = event['exit']
+                self.refused[event['id']] = event['refused']
 
-    def returncode(self, request):
+    def returncode(self, pid):
         """None while the task runs; its exit code once it has ended (-N: killed by signal N)."""
         self.read()
-        if request in self.ended:
-            return self.ended[request]
+        if pid in self.ended:
+            return self.ended[pid]
         if self.proc.poll() is not None:
             # the launcher died under its task, which then stops by itself (its parent is gone)
-            return self.ended.setdefault(request, -signal.SIGKILL)
+            return self.ended.setdefault(pid, -signal.SIGKILL)
         return None
 
     def close(self):
@@ -104,3 +106,4 @@ class Launcher:
         except OSError:
             pass
         self.proc.wait()
+        self.proc.stdout.close()

@@ -3,7 +3,7 @@
 `python -m opencompass_scicode.runners.warm_launcher --logs DIR MODULE...` imports the
 MODULEs, then reads one JSON request per line on stdin and forks a task for each; it
 writes one JSON line per event on stdout: {"id", "pid"} once forked, {"id", "exit"}
-once ended. Standard library and the lifeline only: nothing runs here but the fork.
+once ended, {"id", "refused"} if it could not fork. Standard library and the lifeline only: nothing runs here but the fork.
 """
 import ctypes
 import importlib
@@ -79,9 +79,8 @@ def serve(preload):
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     children = {}               # pid -> request id
     buffer = b''
-    open_input = True
-    while open_input or children:
-        ready, _, _ = select.select([0, wake_r] if open_input else [wake_r], [], [], 1.0)
+    while True:
+        ready, _, _ = select.select([0, wake_r], [], [], 1.0)
         if wake_r in ready:
             try:
                 while os.read(wake_r, 512):
@@ -108,7 +107,7 @@ def serve(preload):
                 try:
                     pid = os.fork()
                 except OSError as exc:
-                    _say({'id': request['id'], 'exit': f'fork failed: {exc}'})
+                    _say({'id': request['id'], 'refused': f'fork failed: {exc}'})
                     continue
                 if pid == 0:
                     _child(request)
@@ -118,5 +117,4 @@ def serve(preload):
 
 if __name__ == '__main__':
     serve(sys.argv[3:])            # after --logs DIR
-    sys.stdout.flush()
     os._exit(0)

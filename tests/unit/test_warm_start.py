@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -146,8 +145,8 @@ RUN_PY = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.parametrize('how', ['Ctrl-C to run.py', 'run.py killed outright'])
-def test_a_forked_task_stops_with_run_py(tmp_path, how):
+@pytest.mark.parametrize('how', ['Ctrl-C to run.py', 'run.py killed outright', 'the launcher killed outright'])
+def test_a_forked_task_stops_with_run_py_or_its_launcher(tmp_path, how):
     write_task(tmp_path)
     proc = subprocess.Popen([sys.executable, '-c', RUN_PY, str(ROOT), str(tmp_path)], stdout=subprocess.PIPE,
                             text=True, env=dict(os.environ, IMPORTS_LOG=str(tmp_path / 'imports.log')))
@@ -155,7 +154,10 @@ def test_a_forked_task_stops_with_run_py(tmp_path, how):
     task = wait_until(lambda: out.exists() and json.loads(out.read_text()), 60, interval=0.05)
     assert task, 'the task never started'
     assert alive([task['pid']])
-    os.kill(proc.pid, signal.SIGINT if how.startswith('Ctrl-C') else signal.SIGKILL)
+    if how.startswith('the launcher'):
+        os.kill(task['ppid'], signal.SIGKILL)
+    else:
+        os.kill(proc.pid, signal.SIGINT if how.startswith('Ctrl-C') else signal.SIGKILL)
     stdout, _ = proc.communicate(timeout=30)
     # Ctrl-C: run.py stops it (SIGINT to its group); killed: the launcher sees its input close and
     # leaves, and the task sees its parent go
@@ -164,4 +166,6 @@ def test_a_forked_task_stops_with_run_py(tmp_path, how):
     assert not alive([task['ppid']])                                # no launcher left either
     if how.startswith('Ctrl-C'):
         assert stdout.strip() == 'interrupted'
-    time.sleep(0.1)
+    if how.startswith('the launcher'):
+        # run.py goes on: the task is reported failed (killed with its launcher), not waited for
+        assert proc.returncode == 0 and stdout.strip() == f'ended failed {-signal.SIGKILL}'
