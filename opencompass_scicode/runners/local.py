@@ -16,7 +16,7 @@ from typing import Optional
 from ..tasks.contract import status_of
 from ..utils.lifeline import PARENT_ENV, RUN_ENV
 from ..utils.parallel import PARALLEL_ENV
-from ..utils.procs import kill
+from ..utils.procs import drain, kill, wake_on_child_exit
 from .base import BaseRunner
 from .warm import Launcher
 
@@ -54,26 +54,14 @@ class LocalRunner(BaseRunner):
 
     def _launch(self, specs, title):
         # A task that ends wakes the loop at once (SIGCHLD) rather than at its next look: the
-        # tasks that wait for it, and the run's end, come that much sooner. The signal only
-        # writes a byte to a pipe (set_wakeup_fd, done by the interpreter in C): a handler that
-        # took a lock (threading.Event.set) could land while the loop holds that same lock and
-        # stop the run for good.
+        # tasks that wait for it, and the run's end, come that much sooner.
         if threading.current_thread() is not threading.main_thread():
             return super().launch(specs, title)
-        read_fd, write_fd = os.pipe()
-        os.set_blocking(read_fd, False)
-        os.set_blocking(write_fd, False)
-        previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-        previous = signal.signal(signal.SIGCHLD, lambda signum, frame: None)
-        self._wakeup = read_fd
-        try:
-            return super().launch(specs, title)
-        finally:
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL if previous is None else previous)
-            signal.set_wakeup_fd(previous_fd)
-            self._wakeup = None
-            os.close(read_fd)
-            os.close(write_fd)
+        with wake_on_child_exit() as self._wakeup:
+            try:
+                return super().launch(specs, title)
+            finally:
+                self._wakeup = None
 
     def pause(self):
         watched = [w for w in (self._wakeup, self._launcher) if w is not None]
@@ -84,11 +72,7 @@ class LocalRunner(BaseRunner):
         if self._launcher in ready:
             self._launcher.read()
         if self._wakeup in ready:
-            try:
-                while os.read(self._wakeup, 512):
-                    pass
-            except BlockingIOError:
-                pass
+            drain(self._wakeup)
 
     def start(self, spec, parallel):
         log_path = Path(spec.log_path)

@@ -3,7 +3,8 @@
 `python -m opencompass_scicode.runners.warm_launcher --logs DIR MODULE...` imports the
 MODULEs, then reads one JSON request per line on stdin and forks a task for each; it
 writes one JSON line per event on stdout: {"id", "pid"} once forked, {"id", "exit"}
-once ended, {"id", "refused"} if it could not fork. Standard library and the lifeline only: nothing runs here but the fork.
+once ended, {"id", "refused"} if it could not fork. It imports nothing of the package but
+what the fork needs: nothing else runs here.
 """
 import ctypes
 import importlib
@@ -15,6 +16,7 @@ import sys
 import traceback
 
 from ..utils.lifeline import PARENT_ENV
+from ..utils.procs import drain, wake_on_child_exit
 
 PR_SET_NAME = 15
 
@@ -72,48 +74,46 @@ def serve(preload):
             importlib.import_module(name)
         except Exception:           # the task imports it itself, and reports what is wrong
             pass
-    wake_r, wake_w = os.pipe()
-    for fd in (wake_r, wake_w):
-        os.set_blocking(fd, False)
-    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
-    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     children = {}               # pid -> request id
     buffer = b''
-    while True:
-        ready, _, _ = select.select([0, wake_r], [], [], 1.0)
-        if wake_r in ready:
-            try:
-                while os.read(wake_r, 512):
-                    pass
-            except BlockingIOError:
-                pass
-        while children:
-            pid, wait_status = os.waitpid(-1, os.WNOHANG)
-            if pid == 0:
-                break
-            if pid in children:
-                _say({'id': children.pop(pid), 'exit': os.waitstatus_to_exitcode(wait_status)})
-        if 0 in ready:
-            chunk = os.read(0, 65536)
-            if not chunk:
-                # run.py is gone or done: leave; running tasks see their parent go and stop
-                return
-            buffer += chunk
-            *lines, buffer = buffer.split(b'\n')
-            for line in lines:
-                request = json.loads(line)
-                sys.stdout.flush()
-                sys.stderr.flush()
-                try:
-                    pid = os.fork()
-                except OSError as exc:
-                    _say({'id': request['id'], 'refused': f'fork failed: {exc}'})
-                    continue
-                if pid == 0:
-                    _child(request)
-                children[pid] = request['id']
-                _say({'id': request['id'], 'pid': pid})
+    with wake_on_child_exit() as wake:
+        while True:
+            ready, _, _ = select.select([0, wake], [], [], 1.0)
+            if wake in ready:
+                drain(wake)
+            _report_ended(children)
+            if 0 in ready:
+                chunk = os.read(0, 65536)
+                if not chunk:
+                    # run.py is gone or done: leave; running tasks see their parent go and stop
+                    return
+                *lines, buffer = (buffer + chunk).split(b'\n')
+                for line in lines:
+                    _fork(json.loads(line), children)
 
+
+def _report_ended(children):
+    """Reap the tasks that have ended and say how each did."""
+    while children:
+        pid, wait_status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            return
+        if pid in children:
+            _say({'id': children.pop(pid), 'exit': os.waitstatus_to_exitcode(wait_status)})
+
+
+def _fork(request, children):
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        _say({'id': request['id'], 'refused': f'fork failed: {exc}'})
+        return
+    if pid == 0:
+        _child(request)             # never returns
+    children[pid] = request['id']
+    _say({'id': request['id'], 'pid': pid})
 
 if __name__ == '__main__':
     serve(sys.argv[3:])            # after --logs DIR

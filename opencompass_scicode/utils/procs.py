@@ -1,8 +1,9 @@
 """The process table as /proc shows it (Linux): who is whose parent, in which group, alive or not;
-and sending a signal to processes that may be gone already.
+sending a signal to processes that may be gone already; and waking a loop when a child ends.
 
 Standard library only: the sandbox's workers use it too, and start fast.
 """
+import contextlib
 import os
 import signal
 from typing import NamedTuple, Optional
@@ -61,3 +62,34 @@ def kill(pids, sig=signal.SIGKILL, *, group=False, denied_ok=False):
             continue
         sent += 1
     return sent
+
+
+@contextlib.contextmanager
+def wake_on_child_exit():
+    """A pipe that turns readable when a child process ends (SIGCHLD): yields its read end, for
+    select(), to be emptied with `drain`. Main thread only; the handlers before are put back.
+
+    The signal only writes a byte to the pipe (set_wakeup_fd, done by the interpreter in C): a
+    handler that took a lock (threading.Event.set) could land while the loop holds that same
+    lock, and stop it for good."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    os.set_blocking(write_fd, False)
+    previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    previous = signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    try:
+        yield read_fd
+    finally:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL if previous is None else previous)
+        signal.set_wakeup_fd(previous_fd)
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+def drain(fd):
+    """Read a non-blocking pipe empty."""
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
