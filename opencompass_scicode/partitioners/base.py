@@ -16,16 +16,12 @@ import os
 import sys
 
 from ..registry import build_dataset, request_limits, to_plain, warm_imports
-from ..tasks.contract import TaskSpec
+from ..tasks.contract import TASK_PACKAGE, TaskSpec, task_code
 from ..utils.pythonpath import with_package
 from ..utils.secrets import move_secrets_to_env
 from ..utils.workdir import write_json_atomic
 from .costs import eval_costs, infer_costs
 
-TASK_MODULE = 'opencompass_scicode.tasks'
-# The module of each kind of task (tasks/__main__.py picks it): a warm launcher imports it once
-# for all tasks of a launch (runners/warm.py).
-TASK_CODE = {'infer': 'infer', 'merge': 'merge', 'eval': 'evaluate', 'targets': 'targets'}
 EARLY_EVALUATION = ('opencompass_scicode.evaluation.eager', 'opencompass_scicode.evaluation.evaluator')
 
 
@@ -150,18 +146,18 @@ class BasePartitioner:
              preload=(), dry_run=False):
         """preload: modules beside the task's own code that the task imports (an API SDK)."""
         name = run_dir.task_name(stage, *parts)
-        code = TASK_CODE['merge' if work.get('action') == 'merge' else stage]
+        code, _ = task_code(stage, work.get('action'))
         config_path = run_dir.task_config_path(name)
         log_path = run_dir.log_path(name)
         spec = TaskSpec(
             name=name, stage=stage,
-            command=[sys.executable, '-m', TASK_MODULE, str(config_path)],
+            command=[sys.executable, '-m', TASK_PACKAGE, str(config_path)],
             config_path=str(config_path), log_path=str(log_path),
             progress_path=str(log_path.with_suffix('.progress.json')),
             outputs=[str(p) for p in outputs], depends_on=list(depends_on), labels=dict(labels or {}),
             env={'PYTHONPATH': with_package(os.environ.get('PYTHONPATH'))},
             resources={k: v for k, v in (resources or {}).items() if v},
-            preload=[f'{TASK_MODULE}.__main__', f'{TASK_MODULE}.{code}', *preload])
+            preload=[f'{TASK_PACKAGE}.__main__', code, *preload])
         if not dry_run:
             write_json_atomic(config_path, dict(task=spec.to_dict(), work_dir=str(run_dir.work_dir),
                                                 timestamp=run_dir.timestamp, **to_plain(work)))

@@ -1,4 +1,5 @@
 """Entry point of a task process: `python -m opencompass_scicode.tasks TASK_FILE`."""
+import importlib
 import json
 import os
 import sys
@@ -6,25 +7,14 @@ import traceback
 
 from ..errors import UserFacingError
 from ..utils.lifeline import stop_on_sigterm, stop_with_parent
-from .contract import EXIT_FAILED, EXIT_INTERRUPTED
+from .contract import EXIT_FAILED, EXIT_INTERRUPTED, task_code
 
 USAGE = 'usage: python -m opencompass_scicode.tasks TASK_FILE'
 
 
 def task_class(stage, action=None):
-    if stage == 'infer' and action == 'merge':
-        from .merge import MergePredictionsTask
-        return MergePredictionsTask
-    if stage == 'infer':
-        from .infer import InferTask
-        return InferTask
-    if stage == 'eval':
-        from .evaluate import EvalTask
-        return EvalTask
-    if stage == 'targets':
-        from .targets import TargetsTask
-        return TargetsTask
-    raise ValueError(f'unknown task stage {stage!r}')
+    module, name = task_code(stage, action)
+    return getattr(importlib.import_module(module), name)
 
 
 def load_task(path):

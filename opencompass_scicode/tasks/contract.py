@@ -19,6 +19,22 @@ EXIT_INTERRUPTED = 130
 
 STATES = ('done', 'errors', 'skipped', 'failed', 'interrupted', 'not run')
 
+# Every task runs as `python -m TASK_PACKAGE TASK_FILE`. The module and class of each kind of
+# task: tasks/__main__.py loads it, and a warm launcher imports the module ahead (runners/warm.py).
+TASK_PACKAGE = 'opencompass_scicode.tasks'
+TASK_CODE = {'infer': ('infer', 'InferTask'), 'merge': ('merge', 'MergePredictionsTask'),
+             'eval': ('evaluate', 'EvalTask'), 'targets': ('targets', 'TargetsTask')}
+
+
+def task_code(stage, action=None):
+    """(module, class name) of a task of `stage`; an inference task with action 'merge' brings
+    shards together."""
+    kind = 'merge' if stage == 'infer' and action == 'merge' else stage
+    if kind not in TASK_CODE:
+        raise ValueError(f'unknown task stage {stage!r}')
+    module, name = TASK_CODE[kind]
+    return f'{TASK_PACKAGE}.{module}', name
+
 
 @dataclass
 class TaskSpec:

@@ -169,3 +169,18 @@ def test_a_forked_task_stops_with_run_py_or_its_launcher(tmp_path, how):
     if how.startswith('the launcher'):
         # run.py goes on: the task is reported failed (killed with its launcher), not waited for
         assert proc.returncode == 0 and stdout.strip() == f'ended failed {-signal.SIGKILL}'
+
+
+def test_what_a_task_file_preloads_is_the_code_that_runs_it(tmp_path):
+    """The partitioner's preload list and the task entry point read one table: a module renamed
+    there is renamed for both (a wrong name would only lose the warm start, silently)."""
+    from opencompass_scicode.partitioners.base import BasePartitioner
+    from opencompass_scicode.tasks.__main__ import task_class
+    from opencompass_scicode.utils.workdir import RunDir
+    run_dir = RunDir(tmp_path, '20260101_000000').create()
+    for stage, work in (('infer', {}), ('infer', {'action': 'merge'}), ('eval', {}), ('targets', {})):
+        spec = BasePartitioner.task(run_dir, stage, ['x'], work, dry_run=True)
+        cls = task_class(stage, work.get('action'))
+        assert spec.preload[:2] == ['opencompass_scicode.tasks.__main__', cls.__module__], (stage, work)
+    with pytest.raises(ValueError, match='unknown task stage'):
+        task_class('nonsense')
