@@ -26,7 +26,7 @@ class _Process:
     spec: object
     proc: Optional[subprocess.Popen]     # None for a task forked by the launcher
     started: float
-    pid: int = None                      # of a task forked by the launcher
+    pid: int
 
 
 class LocalRunner(BaseRunner):
@@ -88,7 +88,7 @@ class LocalRunner(BaseRunner):
             # A session of its own: Ctrl-C reaches run.py alone, which then stops each task.
             proc = subprocess.Popen(spec.command, stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-        return _Process(spec, proc, time.monotonic())
+        return _Process(spec, proc, time.monotonic(), proc.pid)
 
     def poll(self, handle):
         returncode = self._returncode(handle)
@@ -100,12 +100,12 @@ class LocalRunner(BaseRunner):
         return handle.proc.poll() if handle.proc is not None else self._launcher.returncode(handle.pid)
 
     def stop(self, handles):
-        kill([h.pid or h.proc.pid for h in handles], signal.SIGINT, group=True, denied_ok=True)
+        kill([h.pid for h in handles], signal.SIGINT, group=True, denied_ok=True)
         deadline = time.monotonic() + 5
         for handle in handles:
             while self._returncode(handle) is None and time.monotonic() < deadline:
                 time.sleep(0.05)
             if self._returncode(handle) is None:
-                kill(handle.pid or handle.proc.pid, group=True, denied_ok=True)
+                kill(handle.pid, group=True, denied_ok=True)
                 if handle.proc is not None:
                     handle.proc.wait()

@@ -44,7 +44,7 @@ class Launcher:
         self._next = 0
         self.pids = {}           # request id -> pid, once forked
         self.ended = {}          # pid -> exit code
-        self.refused = {}        # request id -> why it could not be forked
+        self.refused = set()     # request ids it could not fork
 
     def fileno(self):
         """Readable when the launcher has news (for select)."""
@@ -88,7 +88,7 @@ class Launcher:
             elif 'exit' in event:
                 self.ended[self.pids[event['id']]] = event['exit']
             else:
-                self.refused[event['id']] = event['refused']
+                self.refused.add(event['id'])
 
     def returncode(self, pid):
         """None while the task runs; its exit code once it has ended (-N: killed by signal N)."""
