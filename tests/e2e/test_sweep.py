@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, fake_results, only_run, run_cli, write_results
+from helpers import ROOT, fake_results, only_run, run_cli, texts_off_canvas, write_results
 from opencompass_scicode.config import fill_abbrs, load_config, validate_config
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.summarizers import SciCodeSummarizer
@@ -212,18 +212,11 @@ def test_row_plot_keeps_every_label_on_the_canvas_and_grows_with_rows(n_rows):
     series = [(f'{metric}, {side}', [50.0] * n_rows, [[25.0, 75.0]] * n_rows)
               for metric in ('main', 'sub-steps') for side in ('w/o bg', 'w/ bg')]
     fig = row_chart(rows, series)
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    box = fig.bbox
     ticks = fig.axes[0].get_yticklabels()
-    texts = [*fig.texts, *[t for legend in fig.legends for t in legend.get_texts()], *ticks]
+    assert texts_off_canvas(fig, ticks) == []
     assert [t.get_text() for t in ticks] == rows
-    for text in texts:
-        extent = text.get_window_extent(renderer)
-        assert extent.x0 >= box.x0 and extent.x1 <= box.x1, text.get_text()
-        assert extent.y0 >= box.y0 and extent.y1 <= box.y1, text.get_text()
     # labels do not overlap: each row's label sits below the one before it
-    extents = [t.get_window_extent(renderer) for t in ticks]
+    extents = [t.get_window_extent(fig.canvas.get_renderer()) for t in ticks]
     assert all(upper.y0 >= lower.y1 for upper, lower in zip(extents, extents[1:]))
     assert fig.get_size_inches()[1] >= 0.6 * n_rows
 
