@@ -17,6 +17,11 @@ Each is printed beside the machine's bound, the longest problem chain (the most 
 steps in one problem x the delay: steps of a problem are sequential), with start-up (process
 start to the first request), the inference span (first request to the last answer) and what
 follows the last answer. Target: wall <= 1.3 x bound + start-up.
+A whole run (`all`) is bound by its scoring too: the longest problem's answers plus its
+longest step, or the distinct steps' time over the CPUs, from the least stretched runner's
+figures (the issue's bound); beside it the same with release times (no step starts before
+its problem's answers are in), each runner's ratio against its own steps, and where its
+time went (start-up, scoring, the tail after the last verdict, its own CPU).
 
 For Slurm (`--slurm -p PARTITION`), the overhead of each inference job from submission to
 its first request: `sbatch` is called through a shim that logs the time of the call, the
@@ -259,6 +264,8 @@ def run_once(config, work, runner, mode, server, partition, shim_dir, shim_log, 
     out['chain'] = longest_chains(log, server, paths)
     if mode == 'all':
         out['passed'] = check_results(work, paths)
+        # when the last step ended (its verdict written): what follows is the run's own tail
+        out['steps_end'] = out['passed'].pop('last_verdict') - clock - start
     # An inference task writes its progress file once it has built its model and datasets.
     (run_dir,) = [p for p in work.iterdir() if p.is_dir()]
     ready = {}
@@ -319,12 +326,28 @@ def check_results(work, paths):
     if len(files) != 2 * len(paths) or full != len(files):
         raise SystemExit(f'results: {full} of {len(files)} files at 100% (expected {2 * len(paths)})')
     # One verdict per distinct program of the run, each with the time its step took.
-    verdicts = [json.loads(f.read_text()) for f in (run_dir / 'cache' / 'verdicts').glob('*.json')
-                if not f.name.startswith('_')]
+    files = [f for f in (run_dir / 'cache' / 'verdicts').glob('*.json') if not f.name.startswith('_')]
+    verdicts = [json.loads(f.read_text()) for f in files]
     times = [(v.get('duration_s') or 0.0, v.get('step_id')) for v in verdicts]
     longest, step_id = max(times, default=(0.0, None))
     return {'programs': len(times), 'step_seconds': sum(t for t, _ in times), 'longest_step': longest,
-            'longest_step_id': step_id}
+            'longest_step_id': step_id, 'steps': [[sid, t] for t, sid in times],
+            'last_verdict': max((f.stat().st_mtime for f in files), default=0.0)}
+
+
+def release_bound(steps, answered, cpus):
+    """A lower bound on the end of scoring that counts when each step can start at the earliest:
+    once its problem's answers are in (`answered[problem id]` seconds after the first request,
+    the chain of its steps). Steps released at r or later need at least r + their time / cpus
+    (the bound of scheduling jobs with release times on identical machines); one step needs
+    its release plus its own time."""
+    jobs = sorted((answered[str(sid).split('.')[0]], t) for sid, t in steps)
+    later = sum(t for _, t in jobs)
+    best = max((r + t for r, t in jobs), default=0.0)
+    for r, t in jobs:
+        best = max(best, r + later / cpus)
+        later -= t
+    return best
 
 
 def _ms(values):
@@ -463,6 +486,24 @@ def main(argv=None):
               f'answers to problem {pid} + its {lng:.1f}s step, {sec:.1f}s / {cpus} CPUs) = {whole:.1f}s; '
               + ', '.join(f'{runner} wall {med([o["wall"] for o in outs]):.1f}s = '
                           f'{med([o["wall"] for o in outs]) / whole:.2f}x' for runner, outs in alls.items()))
+        # The same work, counting that a step cannot start before its problem's answers are in,
+        # against the least stretched figures and against each runner's own (its steps as they ran).
+        answered = {p.problem_id: len(p.scored_steps) * args.delay for p in problems}
+        own = {runner: med([max(bound, release_bound(o['passed']['steps'], answered, cpus)) for o in outs])
+               for runner, outs in alls.items()}
+        least = min(own.values())
+        print(f'  with release times (no step before its problem\'s answers): {least:.1f}s; '
+              + ', '.join(f'{runner} {med([o["wall"] for o in outs]) / least:.2f}x (against its own steps '
+                          f'{own[runner]:.1f}s: {med([o["wall"] for o in outs]) / own[runner]:.2f}x)'
+                          for runner, outs in alls.items()))
+        print('  where a whole run\'s time goes, medians: start-up (to the first request), scoring (to the last '
+              'verdict), the tail (eval tasks, summary, exit), and the CPU the run itself spent beside the steps')
+        for runner, outs in alls.items():
+            ends = med([o['steps_end'] for o in outs])
+            print(f'    {runner:7} start-up {med([o["startup"] for o in outs]):.1f}s, last verdict at {ends:.1f}s, '
+                  f'tail {med([o["wall"] - o["steps_end"] for o in outs]):.1f}s; run.py and tasks '
+                  f'{med([o["cpu"] for o in outs]):.1f}s of CPU ({med([o["cpu"] for o in outs]) / cpus:.1f}s '
+                  f'of {cpus} CPUs)')
 
     if idle:
         totals = [j['total'] for j in idle]
