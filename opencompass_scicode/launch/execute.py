@@ -12,6 +12,7 @@ from tabulate import tabulate
 from ..config import dump_config
 from ..inference.preflight import check_stale_predictions
 from ..registry import build
+from ..runners.warm import shared_launchers
 from ..summarizers import SciCodeSummarizer
 from ..tasks.contract import TaskStatus
 from ..utils.runlock import RunLock
@@ -46,12 +47,14 @@ def run_plan(plan, say=print):
         dump_config(redact_config({k: cfg[k] for k in cfg.keys()}), run_dir.config_path)
         say(f'run directory: {run_dir.root}')
         statuses = []
-        for k, (stage, (partitioner, runner)) in enumerate(plan.stages.items()):
-            specs = partitioner.partition(cfg, run_dir, stage, **plan.partition_options)
-            if k == 0 and hasattr(summarizer, 'prepare'):
-                # Work for the waits ahead; started sooner, it would hold back the first tasks.
-                summarizer.prepare()
-            statuses += run_stage(runner, run_dir, specs, stage, statuses)
+        # A later stage's local tasks fork from the launcher of an earlier one (runners/warm.py).
+        with shared_launchers():
+            for k, (stage, (partitioner, runner)) in enumerate(plan.stages.items()):
+                specs = partitioner.partition(cfg, run_dir, stage, **plan.partition_options)
+                if k == 0 and hasattr(summarizer, 'prepare'):
+                    # Work for the waits ahead; started sooner, it would hold back the first tasks.
+                    summarizer.prepare()
+                statuses += run_stage(runner, run_dir, specs, stage, statuses)
         print_statuses(statuses)
         compare = {'compare': plan.compare} if plan.compare else {}
         summary = summarizer.summarize(cfg, run_dir, **compare) or {}

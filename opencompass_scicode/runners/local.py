@@ -18,7 +18,7 @@ from ..utils.lifeline import PARENT_ENV, RUN_ENV
 from ..utils.parallel import PARALLEL_ENV
 from ..utils.procs import drain, kill, wake_on_child_exit
 from .base import BaseRunner
-from .warm import Launcher
+from .warm import launcher_for
 
 
 @dataclass
@@ -45,11 +45,12 @@ class LocalRunner(BaseRunner):
             return self._launch(specs, title)
         preload = list(dict.fromkeys(name for spec in specs for name in spec.preload))
         logs = os.path.commonpath([os.path.dirname(os.path.abspath(spec.log_path)) for spec in specs])
-        self._launcher = Launcher(preload, dict(os.environ, **specs[0].env), logs)
+        self._launcher, owned = launcher_for(preload, dict(os.environ, **specs[0].env), logs)
         try:
             return self._launch(specs, title)
         finally:
-            self._launcher.close()
+            if owned:
+                self._launcher.close()
             self._launcher = None
 
     def _launch(self, specs, title):

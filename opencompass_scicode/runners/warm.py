@@ -7,7 +7,10 @@ process imports what the specs name in `preload` once; for each task it forks a
 child that takes the task's environment, log file and a session of its own, then
 runs `python -m MODULE ARGS` as a new interpreter would (MODULE.__main__.main(ARGS)).
 
-The launcher is started by LocalRunner for one launch (a stage) and talks over its
+The launcher is started by LocalRunner for one launch (a stage), or, inside
+`shared_launchers()` (run.py's whole run), kept for the stages that follow: their tasks
+fork from it too, after it has imported what they add, instead of waiting at the end
+of a stage for a new interpreter to import the package again. It talks over its
 stdin/stdout: one JSON line per request in, one per event out. Its children are
 its own, so it reaps them and reports each exit code (as Popen does: -N for a
 signal). It ignores Ctrl-C (run.py stops the tasks), and ends when run.py closes
@@ -18,6 +21,7 @@ Only what is safe to share across fork is preloaded: the package's own modules
 and pure-Python SDKs, never a GPU runtime; a task still imports anything else
 itself, after fork, with its own environment.
 """
+import contextlib
 import json
 import os
 import select
@@ -40,6 +44,7 @@ class Launcher:
                                      stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=None, env=self.env)
         os.set_blocking(self.proc.stdout.fileno(), False)
+        self.preloaded = list(preload)
         self._buffer = b''
         self._next = 0
         self.pids = {}           # request id -> pid, once forked
@@ -56,16 +61,29 @@ class Launcher:
         return (len(command) >= 3 and command[0] == sys.executable and command[1] == '-m'
                 and env.get('PYTHONPATH') == self.env.get('PYTHONPATH') and self.proc.poll() is None)
 
+    def preload(self, modules):
+        """Import these too, before the tasks asked for after this call are forked."""
+        missing = [m for m in modules if m not in self.preloaded]
+        if missing:
+            self.preloaded += missing
+            self._send({'preload': missing})
+
+    def _send(self, request):
+        """False if the launcher is gone."""
+        try:
+            self.proc.stdin.write(json.dumps(request).encode() + b'\n')
+            self.proc.stdin.flush()
+        except OSError:
+            return False
+        return True
+
     def start(self, name, command, env, log_path):
         """Fork a task; its pid, or None if the launcher could not (it is gone, or the fork
         failed): then nothing was started."""
         self._next += 1
         request = {'id': self._next, 'name': name, 'module': command[2], 'args': list(command[3:]),
                    'env': dict(env), 'log': str(log_path)}
-        try:
-            self.proc.stdin.write(json.dumps(request).encode() + b'\n')
-            self.proc.stdin.flush()
-        except OSError:            # the launcher is gone
+        if not self._send(request):
             return None
         while True:
             self.read()
@@ -107,3 +125,35 @@ class Launcher:
             pass
         self.proc.wait()
         self.proc.stdout.close()
+
+
+_shared = None      # the launchers of the run under way, inside shared_launchers()
+
+
+@contextlib.contextmanager
+def shared_launchers():
+    """Within this block, launches keep their launcher for the launches that follow (see the
+    module's docstring); all are closed when it ends."""
+    global _shared
+    outer, _shared = _shared, []
+    try:
+        yield
+    finally:
+        launchers, _shared = _shared, outer
+        for launcher in launchers:
+            launcher.close()
+
+
+def launcher_for(preload, env, logs):
+    """(a launcher that has imported `preload`, whether the caller closes it after its launch).
+    Inside shared_launchers(): one kept from an earlier launch with the same import path, if it
+    still runs, else a new one kept for later; outside: a new one of the caller's."""
+    if _shared is None:
+        return Launcher(preload, env, logs), True
+    for launcher in _shared:
+        if launcher.proc.poll() is None and launcher.env.get('PYTHONPATH') == env.get('PYTHONPATH'):
+            launcher.preload(preload)
+            return launcher, False
+    launcher = Launcher(preload, env, logs)
+    _shared.append(launcher)
+    return launcher, False

@@ -1,9 +1,10 @@
 """The warm launcher's process (runners/warm.py is run.py's side, and says why it exists).
 
 `python -m opencompass_scicode.runners.warm_launcher --logs DIR MODULE...` imports the
-MODULEs, then reads one JSON request per line on stdin and forks a task for each; it
-writes one JSON line per event on stdout: {"id", "pid"} once forked, {"id", "exit"}
-once ended, {"id", "refused"} if it could not fork. It imports nothing of the package but
+MODULEs, then reads one JSON request per line on stdin and forks a task for each ({"preload":
+[MODULE, ...]} instead imports more, for the tasks of a later stage); it writes one JSON
+line per event on stdout: {"id", "pid"} once forked, {"id", "exit"} once ended, {"id",
+"refused"} if it could not fork. It imports nothing of the package but
 what the fork needs: nothing else runs here.
 """
 import ctypes
@@ -67,13 +68,17 @@ def _say(event):
     os.write(1, json.dumps(event).encode() + b'\n')
 
 
-def serve(preload):
-    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is run.py's to handle
-    for name in preload:
+def _import(modules):
+    for name in modules:
         try:
             importlib.import_module(name)
         except Exception:           # the task imports it itself, and reports what is wrong
             pass
+
+
+def serve(preload):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is run.py's to handle
+    _import(preload)
     children = {}               # pid -> request id
     buffer = b''
     with wake_on_child_exit() as wake:
@@ -88,8 +93,11 @@ def serve(preload):
                     # run.py is gone or done: leave; running tasks see their parent go and stop
                     return
                 *lines, buffer = (buffer + chunk).split(b'\n')
-                for line in lines:
-                    _fork(json.loads(line), children)
+                for request in map(json.loads, lines):
+                    if 'preload' in request:
+                        _import(request['preload'])
+                    else:
+                        _fork(request, children)
 
 
 def _report_ended(children):

@@ -184,3 +184,53 @@ def test_what_a_task_file_preloads_is_the_code_that_runs_it(tmp_path):
         assert spec.preload[:2] == ['opencompass_scicode.tasks.__main__', cls.__module__], (stage, work)
     with pytest.raises(ValueError, match='unknown task stage'):
         task_class('nonsense')
+
+
+# Two stages, as run.py runs them: each its own runner, the second's tasks preloading one more module.
+STAGES = textwrap.dedent('''
+    import contextlib, json, os, sys
+    sys.path.insert(0, sys.argv[1])
+    from opencompass_scicode.runners import LocalRunner
+    from opencompass_scicode.runners.warm import shared_launchers
+    from opencompass_scicode.tasks.contract import TaskSpec
+
+    tmp, shared = sys.argv[2], sys.argv[3] == 'shared'
+
+    def specs(stage, preload):
+        return [TaskSpec(name=f'{stage}{i}', stage=stage, config_path='-',
+                         command=[sys.executable, '-m', 'warmtask', f'{tmp}/out-{stage}{i}', 'ok'],
+                         log_path=f'{tmp}/logs/{stage}/{i}.out', progress_path=f'{tmp}/{stage}{i}.json',
+                         env={'PYTHONPATH': tmp}, preload=preload) for i in range(2)]
+
+    codes = []
+    with shared_launchers() if shared else contextlib.nullcontext():
+        codes += [s.returncode for s in LocalRunner(max_num_workers=2).launch(specs('infer', ['warmtask.__main__']))]
+        codes += [s.returncode for s in LocalRunner(max_num_workers=1).launch(
+            specs('eval', ['warmtask.__main__', 'warmextra']))]
+    print(json.dumps({'codes': codes}))
+''')
+
+
+@pytest.mark.parametrize('shared', [True, False], ids=['one-launcher-per-run', 'one-per-launch'])
+def test_within_a_run_later_stages_fork_from_the_first_stages_launcher(tmp_path, shared):
+    imports = write_task(tmp_path)
+    (tmp_path / 'warmextra.py').write_text(
+        'import os\nwith open(os.environ["IMPORTS_LOG"], "a") as fh:\n    fh.write(f"extra {os.getpid()}\\n")\n')
+    env = dict(os.environ, IMPORTS_LOG=str(imports))
+    proc = subprocess.run([sys.executable, '-c', STAGES, str(ROOT), str(tmp_path), 'shared' if shared else 'own'],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.splitlines()[-1])['codes'] == [0] * 4
+    parents = {stage: {json.loads((tmp_path / f'out-{stage}{i}').read_text())['ppid'] for i in range(2)}
+               for stage in ('infer', 'eval')}
+    lines = imports.read_text().split('\n')
+    extra = [line.split()[1] for line in lines if line.startswith('extra ')]
+    if shared:
+        # one launcher forked both stages; it imported the second stage's addition itself, once
+        assert parents['infer'] == parents['eval'] and len(parents['infer']) == 1
+        assert extra == [str(p) for p in parents['eval']]
+    else:
+        assert parents['infer'] != parents['eval']
+        assert extra == [str(p) for p in parents['eval']]
+    # and no launcher outlives the block (or its launch)
+    assert not alive(parents['infer'] | parents['eval'])
