@@ -499,11 +499,10 @@ def main(argv=None):
         print('  where a whole run\'s time goes, medians: start-up (to the first request), scoring (to the last '
               'verdict), the tail (eval tasks, summary, exit), and the CPU the run itself spent beside the steps')
         for runner, outs in alls.items():
-            ends = med([o['steps_end'] for o in outs])
+            ends, cpu = med([o['steps_end'] for o in outs]), med([o['cpu'] for o in outs])
             print(f'    {runner:7} start-up {med([o["startup"] for o in outs]):.1f}s, last verdict at {ends:.1f}s, '
                   f'tail {med([o["wall"] - o["steps_end"] for o in outs]):.1f}s; run.py and tasks '
-                  f'{med([o["cpu"] for o in outs]):.1f}s of CPU ({med([o["cpu"] for o in outs]) / cpus:.1f}s '
-                  f'of {cpus} CPUs)')
+                  f'{cpu:.1f}s of CPU ({cpu / cpus:.1f}s of {cpus} CPUs)')
 
     if idle:
         totals = [j['total'] for j in idle]

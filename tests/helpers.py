@@ -296,4 +296,3 @@ def texts_off_canvas(fig, more=()):
     return [t.get_text() for t in texts
             if not (box.x0 <= (e := t.get_window_extent(renderer)).x0 and e.x1 <= box.x1
                     and box.y0 <= e.y0 and e.y1 <= box.y1)]
-

@@ -55,11 +55,14 @@ class Launcher:
         """Readable when the launcher has news (for select)."""
         return self.proc.stdout.fileno()
 
+    def serves(self, env):
+        """Still running, with the import path `env` asks for (PYTHONPATH is read once, at start-up)."""
+        return self.proc.poll() is None and env.get('PYTHONPATH') == self.env.get('PYTHONPATH')
+
     def fits(self, command, env):
-        """Can this task be forked here: `python -m MODULE ...` with this interpreter, and the same
-        import path the launcher started with (PYTHONPATH is read once, at start-up)."""
-        return (len(command) >= 3 and command[0] == sys.executable and command[1] == '-m'
-                and env.get('PYTHONPATH') == self.env.get('PYTHONPATH') and self.proc.poll() is None)
+        """Can this task be forked here: `python -m MODULE ...` with this interpreter, by a launcher
+        that serves its environment."""
+        return len(command) >= 3 and command[0] == sys.executable and command[1] == '-m' and self.serves(env)
 
     def preload(self, modules):
         """Import these too, before the tasks asked for after this call are forked."""
@@ -151,7 +154,7 @@ def launcher_for(preload, env, logs):
     if _shared is None:
         return Launcher(preload, env, logs), True
     for launcher in _shared:
-        if launcher.proc.poll() is None and launcher.env.get('PYTHONPATH') == env.get('PYTHONPATH'):
+        if launcher.serves(env):
             launcher.preload(preload)
             return launcher, False
     launcher = Launcher(preload, env, logs)

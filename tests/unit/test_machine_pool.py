@@ -253,4 +253,3 @@ def test_the_pool_lives_as_long_as_run_py_not_the_task_s_parent(monkeypatch):
     assert _watched_pid() == 4141
     monkeypatch.delenv(RUN_ENV)
     assert _watched_pid() == 4242                    # a task started by run.py itself
-
