@@ -275,6 +275,13 @@ def _check(data_dir, name):
     return 0
 
 
+def _already_there(data_dir, name):
+    if name == 'verified':
+        path = data_dir / VERIFIED_NAME
+        return path if path.is_file() else None
+    return find_official_h5(data_dir) or per_step.found_in(data_dir)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog='python -m opencompass_scicode.targets.fetch',
@@ -285,18 +292,21 @@ def main(argv=None):
                              'archive; opencompass: only the archive; verified: SciCode-Verified\'s '
                              'test_data_cleaned.h5')
     parser.add_argument('--data-dir', default=DEFAULT_DATA_DIR, help='the SciCode data directory')
+    parser.add_argument('--url', action='append', help='fetch from this URL instead (a mirror; repeat '
+                                                       'for more, tried in order), as targets_url= does')
+    parser.add_argument('--sha256', help='what the file must hash to, as targets_sha256= (default: the '
+                                         'source\'s published digest)')
     parser.add_argument('--check', action='store_true', help='verify the file already there; fetch nothing')
     parser.add_argument('--dry-run', action='store_true', help='say what would be fetched; fetch nothing')
     args = parser.parse_args(argv)
     data_dir = Path(args.data_dir)
     if args.check:
         return _check(data_dir, args.source)
-    sources = list(NAMED[args.source])
-    if args.source == 'official':
-        sources += NAMED['opencompass']
-    there = {'verified': lambda: (data_dir / VERIFIED_NAME).is_file() and data_dir / VERIFIED_NAME,
-             'official': lambda: find_official_h5(data_dir),
-             'opencompass': lambda: per_step.found_in(data_dir)}[args.source]()
+    mode = 'verified' if args.source == 'verified' else 'official'
+    sources = sources_for(mode, args.url or (), args.sha256)
+    if args.source == 'opencompass' and not args.url:
+        sources = [s for s in sources if s.label == 'opencompass']
+    there = _already_there(data_dir, args.source)
     if there:
         print(f'{there} is already there (check it with --check)')
         return 0
@@ -305,14 +315,14 @@ def main(argv=None):
         for line in describe(sources):
             print(f'  {line}')
         return 0
+    fix = manual_steps(None, data_dir, mode == 'verified')
     if offline():
-        print(f'error: {OFFLINE_ENV}=1: fetching is turned off.\n  fix: {manual_steps(None, data_dir)}',
-              file=sys.stderr)
+        print(f'error: {OFFLINE_ENV}=1: fetching is turned off.\n  fix: {fix}', file=sys.stderr)
         return 2
     try:
         path = fetch(data_dir, sources)
     except FetchError as exc:
-        print(f'error: {exc}\n  fix: {manual_steps(None, data_dir, args.source == "verified")}', file=sys.stderr)
+        print(f'error: {exc}\n  fix: {fix}', file=sys.stderr)
         return 2
     print(f'targets ready: {path}')
     return 0

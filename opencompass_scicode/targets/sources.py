@@ -53,9 +53,10 @@ NAMED = {'official': (OFFICIAL,), 'opencompass': (OPENCOMPASS,), 'verified': VER
 
 
 def file_name_of(url, default):
-    """The name a URL's file is saved under: its path's last part when it names an .h5 or .zip."""
+    """The name a URL's file is saved under: the mode's targets file (where the search of
+    locate.py finds it), or, for an archive, the archive's own name (unpacked after)."""
     name = urlsplit(url).path.rsplit('/', 1)[-1]
-    return name if name.endswith(('.h5', '.zip')) else default
+    return name if name.endswith('.zip') else default
 
 
 def sources_for(mode, urls=(), sha256=None):
