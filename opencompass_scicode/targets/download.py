@@ -121,10 +121,12 @@ def _receive(url, partial, timeout, progress, pages_left=2):
             start = 0
         progress.begin(total, start)
         got = start
+        # read1: what has arrived (up to CHUNK), so that the partial file grows as bytes come in
+        read = getattr(response, 'read1', response.read)
         try:
             with open(partial, 'ab' if start else 'wb') as out:
                 while True:
-                    block = response.read(CHUNK)
+                    block = read(CHUNK)
                     if not block:
                         break
                     out.write(block)
