@@ -230,3 +230,33 @@ def test_fetch_command_dry_run_check_and_exit_codes(tmp_path, targets_bytes, cap
     assert (data_dir / 'test_data.h5').read_bytes() == targets_bytes
     assert fetching.main(['--data-dir', str(data_dir), '--check']) == 2       # a file, but not the official one
     assert 'expected 48b0272a88b1' in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ SciCode-Verified's targets
+def test_verified_mode_fetches_its_own_file_and_labels_it_verified(tmp_path, targets_bytes):
+    from opencompass_scicode.summarizers.extra_tables import notes
+    from opencompass_scicode.targets.locate import load_targets
+    data_dir = make_data_dir(tmp_path / 'data', TINY_PROBLEMS, name='problems_all.jsonl')
+    with FileServer({'/test_data_cleaned.h5': targets_bytes}) as srv:
+        pinned = tiny_dataset(data_dir, split='test', targets='verified', targets_sha256=sha(targets_bytes),
+                              targets_url=srv.url('/test_data_cleaned.h5'))
+        assert Fetching(say=lambda text: None).ensure(pinned)
+    assert contents(data_dir).count('test_data_cleaned.h5') == 1 and 'test_data.h5' not in contents(data_dir)
+    assert load_targets(pinned).kind == 'verified'
+    # the same file without the pin: its digest is not SciCode-Verified's published one
+    assert load_targets(tiny_dataset(data_dir, split='test', targets='verified')).kind == 'custom'
+    # an official-mode dataset of the same directory does not take it for the official file
+    with pytest.raises(DataError, match='needs the official test targets'):
+        load_targets(tiny_dataset(data_dir, split='test'))
+    said = notes({('m', 'd'): {'targets': 'verified'}})
+    assert any('"verified"' in line and 'not comparable with official' in line for line in said)
+    assert not any('"verified"' in line for line in notes({('m', 'd'): {'targets': 'official'}}))
+
+
+def test_h5py_file_naming_the_default_place_is_fetched_there(tmp_path, targets_bytes):
+    from opencompass_scicode.targets.fetch import needed_sources
+    data_dir = make_data_dir(tmp_path / 'data', TINY_PROBLEMS, name='problems_all.jsonl')
+    default = tiny_dataset(data_dir, split='test', h5py_file=str(data_dir / 'test_data.h5'))
+    assert [s.label for s in needed_sources(default)] == ['official', 'opencompass']
+    own = tiny_dataset(data_dir, split='test', h5py_file=str(tmp_path / 'mine.h5'))
+    assert needed_sources(own) is None          # the user's own file: never fetched over
