@@ -47,6 +47,8 @@ def _add_run_flags(p):
     p.add_argument('--retry', type=int, help='with --slurm: submit a job that ended without its outputs '
                                              '(cancelled, node failure, time limit, ...) again, up to N '
                                              'times (default 2)')
+    p.add_argument('--no-download', action='store_true',
+                   help='never fetch missing test targets (as SCICODE_OFFLINE=1); stop with the manual steps')
     p.add_argument('--discard-stale', action='store_true',
                    help='with -r: set aside predictions made with other settings and generate again')
     p.add_argument('--compare', nargs='+', metavar='RUN',
@@ -143,7 +145,8 @@ def launch_options(args):
     return LaunchOptions(work_dir=args.work_dir, reuse=args.reuse, run_mode=args.run_mode, debug=args.debug,
                          max_num_workers=args.max_num_workers, slurm=args.slurm, partition=args.partition,
                          qos=args.qos, retry=args.retry, discard_stale=args.discard_stale,
-                         compare=tuple(args.compare or ()))
+                         compare=tuple(args.compare or ()), download=not args.no_download,
+                         dry_run=args.dry_run)
 
 
 def _note(text):
@@ -172,6 +175,10 @@ def _main(args):
     if args.dry_run:
         tasks = plan.dry_run()
         print(f'run directory: {plan.run_dir.root} (outputs below are relative to it)')
+        for abbr, data_dir, lines in plan.fetches:
+            print(f'dataset {abbr!r}: targets missing in {data_dir}/; a run fetches them first, trying in order:')
+            for line in lines:
+                print(f'  {line}')
         print_plan({stage: specs for stage, specs in tasks.items() if specs}, {d.abbr: d for d in plan.datasets},
                    {stage: runner for stage, (_, runner) in plan.stages.items()}, plan.run_dir.root)
         for line in server_lines(cfg):

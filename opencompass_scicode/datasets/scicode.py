@@ -22,6 +22,11 @@ PREFILLED_STEPS = frozenset({'13.6', '62.1', '76.3'})
 UNCLASSIFIED = 'unclassified'
 ALL_CATEGORIES = 'all'
 
+# Which targets a dataset is scored against: 'official' (the official file, or what the search
+# order of targets/locate.py finds), or 'verified' (SciCode-Verified's corrected test_data_cleaned.h5).
+TARGETS_MODES = ('official', 'verified')
+URL_SCHEMES = ('http://', 'https://', 'file://')
+
 TEMPLATE_WITH_BACKGROUND = 'multistep_template.txt'
 TEMPLATE_WITHOUT_BACKGROUND = 'background_comment_template.txt'
 
@@ -106,6 +111,9 @@ class SciCodeDataset:
     abbr: Optional[str] = None
     prefilled_mode: str = 'official'
     category: Optional[Union[str, list, tuple]] = None
+    targets: str = 'official'
+    targets_url: Optional[Union[str, list, tuple]] = None    # where missing targets are fetched from, in order
+    targets_sha256: Optional[str] = None                     # what they must hash to (default: the mode's file)
     _problems: list = field(default=None, init=False, repr=False)
     _checked: bool = field(default=False, init=False, repr=False)
     _prefilled: dict = field(default_factory=dict, init=False, repr=False)
@@ -125,8 +133,23 @@ class SciCodeDataset:
                                                    and all(isinstance(c, str) for c in self.category))):
             raise ConfigError(f'must be {ALL_CATEGORIES!r}, a category or a non-empty list of them, '
                               f'got {self.category!r}', key='category', fix=f"e.g. category={UNCLASSIFIED!r}")
+        if self.targets not in TARGETS_MODES:
+            raise ConfigError(f'unknown targets mode {self.targets!r}', key='targets',
+                              fix=f'use one of {", ".join(map(repr, TARGETS_MODES))}')
+        for url in self.targets_urls:
+            if not (isinstance(url, str) and url.startswith(URL_SCHEMES)):
+                raise ConfigError(f'{url!r} is not a URL', key='targets_url',
+                                  fix='give an http(s):// or file:// URL, or a list of them (tried in order)')
+        if self.targets_sha256 is not None and not _is_sha256(self.targets_sha256):
+            raise ConfigError(f'{self.targets_sha256!r} is not a sha256 digest', key='targets_sha256',
+                              fix='give the 64 hex digits `sha256sum FILE` prints')
         if self.abbr is None:
             self.abbr = default_dataset_abbr(self.split, self.with_bg)
+
+    @property
+    def targets_urls(self):
+        """targets_url as a list (empty: the mode's default sources)."""
+        return [self.targets_url] if isinstance(self.targets_url, str) else list(self.targets_url or ())
 
     @property
     def data_dir(self):
@@ -206,6 +229,10 @@ class SciCodeDataset:
     @property
     def scored_step_count(self):
         return sum(len(p.scored_steps) for p in self.problems)
+
+
+def _is_sha256(text):
+    return isinstance(text, str) and len(text) == 64 and all(c in '0123456789abcdefABCDEF' for c in text)
 
 
 def _id_key(pid):

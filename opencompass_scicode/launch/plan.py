@@ -16,6 +16,7 @@ from ..inference.preflight import check_stale_predictions, ready_models
 from ..partitioners import NaivePartitioner
 from ..registry import build, resolve_type
 from ..runners import LocalRunner, SlurmRunner
+from ..targets.fetch import Fetching
 from ..targets.preflight import ready_datasets, to_regenerate
 from ..utils.workdir import RunDir, latest_timestamp, new_timestamp
 
@@ -38,6 +39,8 @@ class LaunchOptions:
     retry: Optional[int] = None
     discard_stale: bool = False
     compare: tuple = ()                 # runs shown beside this one
+    download: bool = True               # fetch missing targets (--no-download: no)
+    dry_run: bool = False               # plan only: say what would be fetched, fetch nothing
 
 
 @dataclass
@@ -52,6 +55,7 @@ class RunPlan:
     models: list = field(default_factory=list)      # built and checked (only where inference runs)
     compare: list = field(default_factory=list)     # RunDirs of the runs shown beside this one
     discard_stale: bool = False
+    fetches: list = field(default_factory=list)     # dry run: (abbr, data dir, lines) of targets to fetch
 
     def dry_run(self):
         """{stage: task specs} as the run would start them; writes no task file."""
@@ -66,7 +70,9 @@ def plan_run(cfg, options, warn=print):
     run_dir, reuse = resolve_run_dir(cfg, options, warn)
     compare = compared_runs(options.compare, run_dir)      # before any work: a wrong name stops here
     stages = STAGES[options.run_mode]
-    datasets = ready_datasets(cfg['datasets'], scoring='eval' in stages) if stages else []
+    # Missing targets are fetched here, before any model is built or asked anything.
+    fetching = Fetching(allowed=options.download, dry_run=options.dry_run, say=warn)
+    datasets = ready_datasets(cfg['datasets'], scoring='eval' in stages, fetching=fetching) if stages else []
     # scoring and summaries never ask a model anything
     models = ready_models(cfg['models'], datasets, cfg['datasets']) if 'infer' in stages else []
     if reuse and 'infer' in stages and not options.discard_stale:
@@ -78,7 +84,7 @@ def plan_run(cfg, options, warn=print):
         'discard_stale': options.discard_stale,
         'regenerate': to_regenerate(datasets) if 'targets' in stages else ()}
     return RunPlan(cfg, run_dir, reuse, plans, partition_options, datasets, models, compare,
-                   options.discard_stale)
+                   options.discard_stale, fetching.planned)
 
 
 def resolve_run_dir(cfg, options, warn):

@@ -115,6 +115,12 @@ def notes(collected):
         out.append('targets "opencompass-per-step": OpenCompass\'s one file per step (its '
                    'scicode_test_data.zip), read as the official layout; no official checksum exists '
                    'for these files.')
+    if any(isinstance(v, dict) and v.get('targets') == 'verified' for v in collected.values()):
+        out.append('targets "verified": SciCode-Verified\'s corrected test_data_cleaned.h5 (targets=\'verified\'), '
+                   'not the official file: these scores are not comparable with official SciCode numbers.')
+    if any(isinstance(v, dict) and v.get('targets') == 'custom' for v in collected.values()):
+        out.append('targets "custom": a targets file whose sha256 is neither the official nor '
+                   'SciCode-Verified\'s (a stand-in, or a file pinned with targets_sha256=).')
     if any(isinstance(v, dict) and v.get('subproblem_not_scored') for v in collected.values()):
         out.append('"N steps not scored": the harness could not run these steps (eval_error, e.g. '
                    'no targets for them); the rates count them as failed. Their messages are in the '

@@ -7,8 +7,12 @@
 - `regenerated`: validation split without the official file: targets rebuilt
   from the gold code (evaluation/regenerate.py), cached in the data dir under a
   key of the data and library versions.
+- `verified`: with `targets='verified'`, SciCode-Verified's corrected test_data_cleaned.h5
+  (`h5py_file`, or found in the data dir) whose checksum is the published one; another file
+  named there is `custom`.
 
-Nothing here runs code or writes targets: it finds them and says what is missing.
+Nothing here runs code or writes targets: it finds them and says what is missing (fetch.py
+fetches what is missing, before any of this is asked).
 """
 import json
 import sys
@@ -21,6 +25,7 @@ from ..datasets.files import H5_NAME, H5_SHA256, find_official_h5, sha256_of
 from ..errors import DataError
 from ..utils.fingerprint import fingerprint
 from . import per_step
+from .sources import VERIFIED_NAME, VERIFIED_SHA256
 
 # Part of the cache key: bump it when regeneration changes what it records.
 REGENERATOR_VERSION = 1
@@ -38,35 +43,70 @@ class Targets:
         return per_step.step_file(self.path, step_id) if self.kind == per_step.KIND else self.path
 
 
-def _h5_missing_message(dataset):
-    return (f'dataset {dataset.abbr!r} (split {dataset.split!r}) needs the official test targets, '
-            f'{H5_NAME} (about 1 GB, sha256 {H5_SHA256[:12]}...), which is not in {dataset.data_dir}/.\n'
-            f'  fix: download test_data.h5 from the Google Drive folder linked in the official SciCode '
-            f'README (OpenCompass also mirrors it in a zip) and put it at {dataset.data_dir / H5_NAME}, '
-            f'or set h5py_file=\'/path/to/test_data.h5\' in the dataset config. OpenCompass\'s '
-            f'{per_step.ZIP_NAME} works too: unpack it to {dataset.data_dir / per_step.DIR_NAME}/ or name '
+def wanted_file(dataset):
+    """The targets file `dataset`'s mode asks for, in words."""
+    if dataset.targets == 'verified':
+        return f'SciCode-Verified\'s corrected targets, {VERIFIED_NAME} (sha256 {VERIFIED_SHA256[:12]}...)'
+    return f'the official test targets, {H5_NAME} (about 1 GB, sha256 {H5_SHA256[:12]}...)'
+
+
+def manual_steps(dataset, data_dir=None, verified=None):
+    """How to put the targets in place by hand (offline, or when every source refused)."""
+    data_dir = Path(data_dir if dataset is None else dataset.data_dir)
+    verified = dataset.targets == 'verified' if dataset is not None else verified
+    if verified:
+        return (f'download {VERIFIED_NAME} from SciCode-Verified\'s data release (its README links it) '
+                f'and put it at {data_dir / VERIFIED_NAME}, or set h5py_file=\'/path/to/{VERIFIED_NAME}\'; '
+                f'on a machine with access, python -m opencompass_scicode.targets.fetch --source verified '
+                f'--data-dir {data_dir} fetches and checks it.')
+    return (f'download test_data.h5 from the Google Drive folder linked in the official SciCode '
+            f'README (OpenCompass also mirrors it in a zip) and put it at {data_dir / H5_NAME}, '
+            f'or set h5py_file=\'/path/to/test_data.h5\' in the dataset config; on a machine with access, '
+            f'python -m opencompass_scicode.targets.fetch --data-dir {data_dir} fetches and checks it. '
+            f'OpenCompass\'s {per_step.ZIP_NAME} works too: unpack it to {data_dir / per_step.DIR_NAME}/ or name '
             f'the zip or the folder with h5py_file=. Without targets only the validation split can be '
             f'scored (with regenerated targets).')
 
 
-def _official_sha_matches(path):
-    """sha256 of a ~1 GB file takes seconds; remember it next to the file."""
+def _h5_missing_message(dataset):
+    return (f'dataset {dataset.abbr!r} (split {dataset.split!r}) needs {wanted_file(dataset)}, which is '
+            f'not in {dataset.data_dir}/.\n  fix: {manual_steps(dataset)}')
+
+
+def remember_digest(path, digest):
+    """sha256 of a ~1 GB file takes seconds: keep it next to the file, keyed by size and time."""
     path = Path(path)
     stat = path.stat()
     stamp = path.with_name(path.name + '.sha256.json')
-    key = {'size': stat.st_size, 'mtime': stat.st_mtime}
+    try:
+        stamp.write_text(json.dumps({'key': {'size': stat.st_size, 'mtime': stat.st_mtime}, 'sha256': digest}))
+    except OSError:
+        pass
+
+
+def digest_of(path):
+    """sha256 of `path`, from the stamp beside it when that still fits the file."""
+    path = Path(path)
+    stat = path.stat()
+    stamp = path.with_name(path.name + '.sha256.json')
     try:
         saved = json.loads(stamp.read_text())
-        if saved.get('key') == key:
-            return saved['sha256'] == H5_SHA256
+        if saved.get('key') == {'size': stat.st_size, 'mtime': stat.st_mtime}:
+            return saved['sha256']
     except (OSError, ValueError, KeyError):
         pass
     digest = sha256_of(path)
-    try:
-        stamp.write_text(json.dumps({'key': key, 'sha256': digest}))
-    except OSError:
-        pass
-    return digest == H5_SHA256
+    remember_digest(path, digest)
+    return digest
+
+
+def _official_sha_matches(path):
+    return digest_of(path) == H5_SHA256
+
+
+def _verified_kind(dataset, path):
+    """'verified' when the file is SciCode-Verified's (or the one targets_sha256 pins), else 'custom'."""
+    return 'verified' if digest_of(path) in {VERIFIED_SHA256, dataset.targets_sha256} else 'custom'
 
 
 def regenerated_path(dataset):
@@ -106,7 +146,12 @@ def plan_targets(dataset):
                             f'  fix: correct the path, or remove h5py_file to use {dataset.data_dir / H5_NAME}')
         if path.suffix == '.zip':
             return per_step.KIND, per_step.unpacked(path, dataset.data_dir)
-        return 'official', path
+        return ('verified' if dataset.targets == 'verified' else 'official'), path
+    if dataset.targets == 'verified':
+        path = dataset.data_dir / VERIFIED_NAME
+        if path.is_file():
+            return 'verified', path
+        raise DataError(_h5_missing_message(dataset))
     found = find_official_h5(dataset.data_dir)
     if found:
         return 'official', found
@@ -164,7 +209,7 @@ def check_coverage(dataset):
         missing = uncovered_steps(dataset, path)
     except OSError as exc:
         raise DataError(f'dataset {dataset.abbr!r}: the targets file {path} cannot be read as HDF5 ({exc}).\n'
-                        f'  fix: download {H5_NAME} again (sha256 {H5_SHA256[:12]}...) or correct h5py_file') from None
+                        f'  fix: download it again ({wanted_file(dataset)}) or correct h5py_file') from None
     if not missing:
         return
     total = dataset.scored_step_count
@@ -198,9 +243,11 @@ def load_targets(dataset):
     kind, path = plan_targets(dataset)
     if kind == per_step.KIND:
         return Targets(kind, Path(path).resolve(), per_step.step_ids_in(path))
-    if kind == 'official':
+    if kind in ('official', 'verified'):
         from .h5format import step_ids_in     # h5py: only where a targets file is opened
-        if not _official_sha_matches(path):
+        if kind == 'verified':
+            kind = _verified_kind(dataset, path)
+        elif not _official_sha_matches(path):
             kind = 'custom'
         return Targets(kind, Path(path).resolve(), frozenset(step_ids_in(path)))
     missing = untried_steps(dataset, path)

@@ -37,6 +37,22 @@ def step_ids_in(folder):
     return frozenset(p.stem for p in Path(folder).glob('*.h5'))
 
 
+def unpack(zip_path, dest):
+    """The zip's <step_id>.h5 files into `dest`, flat whatever folder the zip has them in (never a
+    path out of `dest`), each under its name only once whole. BadZipFile as zipfile raises it."""
+    with zipfile.ZipFile(zip_path) as zf:
+        members = [m for m in zf.infolist() if m.filename.endswith('.h5') and not m.is_dir()]
+        if not members:
+            raise DataError(f'{zip_path} holds no <step_id>.h5 files; is it OpenCompass\'s {ZIP_NAME}?')
+        dest.mkdir(parents=True, exist_ok=True)
+        for member in members:
+            target = dest / Path(member.filename).name
+            with zf.open(member) as src, open(target.with_suffix('.partial'), 'wb') as out:
+                while chunk := src.read(1 << 20):
+                    out.write(chunk)
+            target.with_suffix('.partial').replace(target)
+
+
 def unpacked(zip_path, data_dir):
     """The directory OpenCompass's zip unpacks to, under the data dir's cache (done once per zip
     file: its path, size and time name the place)."""
@@ -48,18 +64,7 @@ def unpacked(zip_path, data_dir):
     if done.is_file():
         return dest
     try:
-        with zipfile.ZipFile(zip_path) as zf:
-            members = [m for m in zf.infolist() if m.filename.endswith('.h5') and not m.is_dir()]
-            if not members:
-                raise DataError(f'{zip_path} holds no <step_id>.h5 files; is it OpenCompass\'s {ZIP_NAME}?')
-            dest.mkdir(parents=True, exist_ok=True)
-            for member in members:
-                # Flat, whatever folder the zip has them in; never a path out of `dest`.
-                target = dest / Path(member.filename).name
-                with zf.open(member) as src, open(target.with_suffix('.partial'), 'wb') as out:
-                    while chunk := src.read(1 << 20):
-                        out.write(chunk)
-                target.with_suffix('.partial').replace(target)
+        unpack(zip_path, dest)
     except zipfile.BadZipFile as exc:
         raise DataError(f'{zip_path} is not a readable zip file ({exc}).\n'
                         f'  fix: download {ZIP_NAME} again, or unpack it yourself and name the folder '

@@ -2,16 +2,20 @@
 
 Here, next to the targets (locate.py), because these are the checks that need them: a
 dataset to be scored must have targets covering every one of its scored steps before a model
-is asked anything, and validation targets still to be regenerated become a task of their own.
+is asked anything (fetched first when missing, fetch.py), and validation targets still to be
+regenerated become a task of their own.
 """
 from ..errors import ConfigError
 from ..registry import build_dataset
+from .fetch import Fetching, needed_sources
 from .locate import check_coverage, missing_regenerated, plan_targets
 
 
-def ready_datasets(dataset_cfgs, scoring):
+def ready_datasets(dataset_cfgs, scoring, fetching=None):
     """The datasets of the config's entries, their problems loaded (fetching the data files
-    if needed, checking sample_ids); with `scoring`, their targets cover them too."""
+    if needed, checking sample_ids); with `scoring`, their targets are in place (`fetching`
+    says whether missing ones may be fetched, or only planned in a dry run) and cover them."""
+    fetching = fetching or Fetching()
     datasets = []
     for i, ds_cfg in enumerate(dataset_cfgs):
         key = f'datasets[{i}]'
@@ -20,7 +24,7 @@ def ready_datasets(dataset_cfgs, scoring):
             dataset.problems  # loads (and fetches) the data, checks sample_ids
         except ConfigError as exc:
             raise exc.within(key=key) from None
-        if scoring:
+        if scoring and fetching.ensure(dataset):
             check_coverage(dataset)
         datasets.append(dataset)
     return datasets
@@ -30,6 +34,6 @@ def to_regenerate(datasets):
     """Abbrs of the datasets whose regenerated targets are incomplete, one per targets file."""
     chosen = {}
     for ds in datasets:
-        if missing_regenerated(ds):
+        if needed_sources(ds) is None and missing_regenerated(ds):     # a dry run may not have fetched
             chosen.setdefault(plan_targets(ds)[1], ds.abbr)
     return sorted(chosen.values())

@@ -78,6 +78,7 @@ def test_config_file_holds_the_same_keys_and_flags_win(tmp_path):
     (dict(), ('--model-api-protocol', 'anthropic'), ['--model-api-protocol', 'openai-chat, openai-responses']),
     (dict(), ('--env', 'docker'), ['--env', 'host_process']),
     (dict(bench={'category': 7}), (), ['--benchmark-params.category']),
+    (dict(bench={'dataset_zip_url': 'ftp://x/t.zip'}), (), ['--benchmark-params.dataset_zip_url', 'not a URL']),
 ])
 def test_refusals_name_the_key_and_the_allowed_values(kwargs, extra, words):
     with pytest.raises(ConfigError) as err:

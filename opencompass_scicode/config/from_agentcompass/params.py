@@ -26,7 +26,7 @@ ENVS = ('host_process',)
 AGENTCOMPASS_DEFAULTS = {'split': ('all', 'validation'), 'mode': ('tool_use', 'naive')}
 # dataset/infer_cfg option -> the AgentCompass key it came from (to name a refused value)
 DATASET_KEY = {'split': 'split', 'sample_ids': 'sample_ids', 'category': 'category', 'h5py_file': 'h5py_file',
-               'with_bg': 'with_background'}
+               'with_bg': 'with_background', 'targets_url': 'dataset_zip_url'}
 
 
 def check_keys(params, known, flag, file):
@@ -106,10 +106,9 @@ def dataset_entry(benchmark, harness, data_dir, file, notes):
         if name in harness:
             infer[name] = harness[name]
     _rewrapped(lambda: InferConfig.of(infer), lambda key: ('--harness-params', key), file)
-    if 'targets_url' not in entry:
-        _rewrapped(lambda: SciCodeDataset(**{k: v for k, v in entry.items() if k != 'type'}),
-                   lambda key: ('--benchmark-params' if key != 'with_bg' else '--harness-params',
-                                DATASET_KEY.get(key, key)), file)
+    _rewrapped(lambda: SciCodeDataset(**{k: v for k, v in entry.items() if k != 'type'}),
+               lambda key: ('--benchmark-params' if key != 'with_bg' else '--harness-params',
+                            DATASET_KEY.get(key, key)), file)
     entry['infer_cfg'] = infer
     return entry
 

@@ -1,0 +1,262 @@
+"""Fetching missing targets from a loopback server (tests/file_server.py): resumed with Range
+after a cut, restarted when the server ignores Range, verified before it is moved into place,
+the next source tried after a 404 or a server that never answers, Drive's confirmation page
+followed, archives unpacked; and what each leaves in the data directory."""
+import hashlib
+import io
+import zipfile
+
+import h5py
+import numpy as np
+import pytest
+
+from file_server import FileServer
+from helpers import make_data_dir, TINY_PROBLEMS, tiny_dataset
+from opencompass_scicode.errors import ConfigError, DataError
+from opencompass_scicode.targets import fetch as fetching
+from opencompass_scicode.targets.fetch import FetchError, Fetching, fetch, partial_path
+from opencompass_scicode.targets.h5format import write_step_targets
+from opencompass_scicode.targets.sources import Source
+
+
+def small_h5(path, steps=('900.1', '900.2', '901.1'), size_hint=200_000):
+    """A small targets file in the official layout, padded so that a transfer takes many chunks."""
+    with h5py.File(path, 'w') as fh:
+        for sid in steps:
+            write_step_targets(fh, sid, [np.arange(size_hint // 8 // len(steps), dtype=float), 1.0])
+    return path.read_bytes()
+
+
+@pytest.fixture
+def targets_bytes(tmp_path_factory):
+    return small_h5(tmp_path_factory.mktemp('served') / 'served.h5')
+
+
+def sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def source(url, data=None, name='test_data.h5', digest=None):
+    return Source('test', url, name, digest or (sha(data) if data is not None else None))
+
+
+def contents(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_a_cut_connection_is_resumed_with_range_and_the_file_verified(tmp_path, targets_bytes):
+    size = len(targets_bytes)
+    with FileServer({'/t.h5': targets_bytes}, cuts=[size // 2]) as srv:
+        path = fetch(tmp_path, [source(srv.url('/t.h5'), targets_bytes)])
+    assert path == tmp_path / 'test_data.h5' and path.read_bytes() == targets_bytes
+    assert [e['status'] for e in srv.log] == [200, 206]
+    assert srv.log[1]['range'] == f'bytes={size // 2}-'
+    assert srv.bytes_sent == size                  # the second request sent only the rest
+    assert contents(tmp_path) == ['test_data.h5', 'test_data.h5.sha256.json']
+
+
+def test_a_partial_file_from_a_killed_fetch_is_resumed(tmp_path, targets_bytes):
+    src = None
+    with FileServer({'/t.h5': targets_bytes}) as srv:
+        src = source(srv.url('/t.h5'), targets_bytes)
+        partial_path(tmp_path, src).write_bytes(targets_bytes[:1000])
+        fetch(tmp_path, [src])
+    assert (tmp_path / 'test_data.h5').read_bytes() == targets_bytes
+    assert srv.log[0]['range'] == 'bytes=1000-' and srv.bytes_sent == len(targets_bytes) - 1000
+    assert not partial_path(tmp_path, src).exists()
+
+
+def test_a_server_ignoring_range_restarts_cleanly(tmp_path, targets_bytes):
+    with FileServer({'/t.h5': targets_bytes}, honour_range=False) as srv:
+        src = source(srv.url('/t.h5'), targets_bytes)
+        partial_path(tmp_path, src).write_bytes(b'x' * 1000)       # would corrupt the file if appended to
+        fetch(tmp_path, [src])
+    assert [e['status'] for e in srv.log] == [200]
+    assert (tmp_path / 'test_data.h5').read_bytes() == targets_bytes
+    assert contents(tmp_path) == ['test_data.h5', 'test_data.h5.sha256.json']
+
+
+def test_a_wrong_checksum_deletes_the_download_and_names_both_digests(tmp_path, targets_bytes):
+    wrong = '0' * 64
+    with FileServer({'/t.h5': targets_bytes}) as srv:
+        with pytest.raises(FetchError) as info:
+            fetch(tmp_path, [source(srv.url('/t.h5'), digest=wrong)])
+    assert wrong in str(info.value) and sha(targets_bytes) in str(info.value)
+    assert contents(tmp_path) == []              # no partial file, nothing under the final name
+
+
+def test_a_404_then_the_next_source(tmp_path, targets_bytes):
+    with FileServer({'/t.h5': targets_bytes}) as srv:
+        path = fetch(tmp_path, [source(srv.url('/gone.h5'), targets_bytes), source(srv.url('/t.h5'), targets_bytes)])
+    assert [(e['path'], e['status']) for e in srv.log] == [('/gone.h5', 404), ('/t.h5', 200)]
+    assert path.read_bytes() == targets_bytes
+
+
+def test_a_server_that_never_answers_is_given_up_after_the_timeout(tmp_path, targets_bytes):
+    with FileServer({'/t.h5': targets_bytes}, hang={'/slow.h5'}) as srv:
+        with pytest.raises(FetchError) as info:
+            fetch(tmp_path, [source(srv.url('/slow.h5'), targets_bytes)], timeout=0.5)
+        assert 'no answer within 0.5 s' in str(info.value)
+        path = fetch(tmp_path, [source(srv.url('/slow.h5'), targets_bytes), source(srv.url('/t.h5'), targets_bytes)],
+                     timeout=0.5)
+    assert path.read_bytes() == targets_bytes
+    assert contents(tmp_path) == ['test_data.h5', 'test_data.h5.sha256.json']
+
+
+def test_every_cut_is_resumed_until_the_limit(tmp_path, targets_bytes):
+    size = len(targets_bytes)
+    with FileServer({'/t.h5': targets_bytes}, cuts=[size // 5] * 10) as srv:
+        with pytest.raises(FetchError, match='gave up after 3 resumes'):
+            fetch(tmp_path, [source(srv.url('/t.h5'), targets_bytes)])
+        src = source(srv.url('/t.h5'), targets_bytes)
+        kept = partial_path(tmp_path, src).stat().st_size
+        assert kept == 4 * (size // 5)             # what arrived is kept for the next try
+        fetch(tmp_path, [src])
+    assert (tmp_path / 'test_data.h5').read_bytes() == targets_bytes
+    assert srv.bytes_sent == size
+
+
+def test_drive_confirmation_page_is_followed(tmp_path, targets_bytes):
+    page = ('<html><body><form id="download-form" action="/download" method="get">'
+            '<input type="hidden" name="id" value="FILEID"><input type="hidden" name="export" value="download">'
+            '<input type="hidden" name="confirm" value="t"><input type="submit"></form></body></html>')
+    with FileServer({'/download': targets_bytes}, pages={'/uc': page},
+                    needs={'/download': {'confirm': 't', 'id': 'FILEID'}}) as srv:
+        path = fetch(tmp_path, [source(srv.url('/uc?export=download&id=FILEID'), targets_bytes)])
+    assert [e['path'] for e in srv.log] == ['/uc', '/download'] and path.read_bytes() == targets_bytes
+
+
+def test_what_is_neither_hdf5_nor_zip_is_refused(tmp_path):
+    with FileServer({'/t.h5': b'<not html but no hdf5 either>' * 10}, pages={'/page': '<p>sign in</p>'}) as srv:
+        with pytest.raises(FetchError) as info:
+            fetch(tmp_path, [source(srv.url('/t.h5'), digest='0' * 64), source(srv.url('/page'), digest='0' * 64)])
+    assert 'neither an HDF5 file nor a zip' in str(info.value) and 'a web page, not the file' in str(info.value)
+    assert contents(tmp_path) == []
+
+
+def zipped(members):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, 'w') as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_per_step_archive_is_unpacked_to_test_data(tmp_path):
+    step_files = {sid: small_h5(tmp_path / f'{sid}.h5', steps=(sid,), size_hint=2000) for sid in ('900.1', '901.1')}
+    archive = zipped({f'test_data/{sid}.h5': data for sid, data in step_files.items()})
+    data_dir = tmp_path / 'data'
+    with FileServer({'/scicode_test_data.zip': archive}) as srv:
+        path = fetch(data_dir, [Source('oc', srv.url('/scicode_test_data.zip'), 'scicode_test_data.zip', None)])
+    assert path == data_dir / 'test_data' and contents(data_dir) == ['test_data']
+    assert {p.name: p.read_bytes() for p in path.iterdir()} == {f'{k}.h5': v for k, v in step_files.items()}
+
+
+def test_an_archive_holding_test_data_h5_is_checked_by_that_file(tmp_path, targets_bytes):
+    archive = zipped({'scicode/test_data.h5': targets_bytes})
+    data_dir = tmp_path / 'data'
+    with FileServer({'/a.zip': archive}) as srv:
+        with pytest.raises(FetchError, match='sha256 mismatch for test_data.h5'):
+            fetch(data_dir, [Source('a', srv.url('/a.zip'), 'a.zip', '1' * 64)])
+        assert contents(data_dir) == []
+        path = fetch(data_dir, [Source('a', srv.url('/a.zip'), 'a.zip', sha(targets_bytes))])
+    assert path == data_dir / 'test_data.h5' and path.read_bytes() == targets_bytes
+    assert contents(data_dir) == ['test_data.h5', 'test_data.h5.sha256.json']
+
+
+# ------------------------------------------------------------------ within a run's planning
+def test_a_run_fetches_targets_url_and_scores_against_them(tmp_path, targets_bytes):
+    from opencompass_scicode.targets.locate import load_targets
+    data_dir = make_data_dir(tmp_path / 'data', TINY_PROBLEMS, name='problems_all.jsonl')
+    said = []
+    with FileServer({'/t.h5': targets_bytes}) as srv:
+        dataset = tiny_dataset(data_dir, split='test', targets_url=[srv.url('/t.h5')],
+                               targets_sha256=sha(targets_bytes))
+        assert Fetching(say=said.append).ensure(dataset)
+        assert Fetching(say=said.append).ensure(dataset)        # there now: not asked again
+    assert len(srv.log) == 1 and 'fetching them first' in said[0] and len(said) == 1
+    assert load_targets(dataset).kind == 'custom'               # not the official file: never called so
+
+
+def test_offline_or_no_download_stops_with_the_manual_steps_and_asks_nothing(tmp_path, targets_bytes, monkeypatch):
+    data_dir = make_data_dir(tmp_path / 'data', TINY_PROBLEMS, name='problems_all.jsonl')
+    with FileServer({'/t.h5': targets_bytes}) as srv:
+        dataset = tiny_dataset(data_dir, split='test', targets_url=srv.url('/t.h5'))
+        with pytest.raises(DataError, match=r'fetching is turned off \(--no-download\).*\n  fix: download test_data.h5'):
+            Fetching(allowed=False).ensure(dataset)
+        monkeypatch.setenv('SCICODE_OFFLINE', '1')
+        with pytest.raises(DataError, match=r'turned off \(SCICODE_OFFLINE=1\)'):
+            Fetching().ensure(dataset)
+        dry = Fetching(dry_run=True)
+        assert dry.ensure(dataset) is False and srv.url('/t.h5') in dry.planned[0][2][0]
+    assert srv.log == [] and 'test_data.h5' not in contents(data_dir)
+
+
+def test_validation_needs_no_fetch_unless_targets_url_asks(tmp_path):
+    from opencompass_scicode.targets.fetch import needed_sources
+    data_dir = make_data_dir(tmp_path / 'data', TINY_PROBLEMS)
+    assert needed_sources(tiny_dataset(data_dir)) is None                   # regenerated from gold
+    assert needed_sources(tiny_dataset(data_dir, split='test'))[0].label == 'official'
+    assert [s.label for s in needed_sources(tiny_dataset(data_dir, split='test'))] == ['official', 'opencompass']
+    asked = needed_sources(tiny_dataset(data_dir, targets_url='file:///srv/mirror/test_data.h5'))
+    assert [(s.label, s.file_name) for s in asked] == [('targets_url', 'test_data.h5')]
+    verified = needed_sources(tiny_dataset(data_dir, split='test', targets='verified'))
+    assert {s.file_name for s in verified} == {'test_data_cleaned.h5'} and len(verified) == 2
+
+
+def test_dataset_keys_are_checked():
+    from opencompass_scicode.datasets import SciCodeDataset
+    SciCodeDataset(targets_url=['https://example.invalid/t.h5', 'file:///x/t.h5'], targets_sha256='a' * 64,
+                   targets='verified')
+    for bad, key in ((dict(targets_url='ftp.example/t.h5'), 'targets_url'),
+                     (dict(targets_url=['https://ok/t.h5', 3]), 'targets_url'),
+                     (dict(targets_sha256='abc'), 'targets_sha256'),
+                     (dict(targets='cleaned'), 'targets')):
+        with pytest.raises(ConfigError) as info:
+            SciCodeDataset(**bad)
+        assert info.value.key == key
+
+
+def test_fetch_command_dry_run_check_and_exit_codes(tmp_path, targets_bytes, capsys):
+    data_dir = tmp_path / 'data'
+    with FileServer({'/t.h5': targets_bytes}) as srv:
+        url = srv.url('/t.h5')
+        assert fetching.main(['--data-dir', str(data_dir), '--url', url, '--dry-run']) == 0
+        assert url in capsys.readouterr().out and not data_dir.exists() and srv.log == []
+        assert fetching.main(['--data-dir', str(data_dir), '--url', url, '--sha256', '2' * 64]) == 2
+        err = capsys.readouterr().err
+        assert '2' * 64 in err and sha(targets_bytes) in err and 'fix: download test_data.h5' in err
+        assert fetching.main(['--data-dir', str(data_dir), '--url', url, '--sha256', sha(targets_bytes)]) == 0
+    assert (data_dir / 'test_data.h5').read_bytes() == targets_bytes
+    assert fetching.main(['--data-dir', str(data_dir), '--check']) == 2       # a file, but not the official one
+    assert 'expected 48b0272a88b1' in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ SciCode-Verified's targets
+def test_verified_mode_fetches_its_own_file_and_labels_it_verified(tmp_path, targets_bytes):
+    from opencompass_scicode.summarizers.extra_tables import notes
+    from opencompass_scicode.targets.locate import load_targets
+    data_dir = make_data_dir(tmp_path / 'data', TINY_PROBLEMS, name='problems_all.jsonl')
+    with FileServer({'/test_data_cleaned.h5': targets_bytes}) as srv:
+        pinned = tiny_dataset(data_dir, split='test', targets='verified', targets_sha256=sha(targets_bytes),
+                              targets_url=srv.url('/test_data_cleaned.h5'))
+        assert Fetching(say=lambda text: None).ensure(pinned)
+    assert contents(data_dir).count('test_data_cleaned.h5') == 1 and 'test_data.h5' not in contents(data_dir)
+    assert load_targets(pinned).kind == 'verified'
+    # the same file without the pin: its digest is not SciCode-Verified's published one
+    assert load_targets(tiny_dataset(data_dir, split='test', targets='verified')).kind == 'custom'
+    # an official-mode dataset of the same directory does not take it for the official file
+    with pytest.raises(DataError, match='needs the official test targets'):
+        load_targets(tiny_dataset(data_dir, split='test'))
+    said = notes({('m', 'd'): {'targets': 'verified'}})
+    assert any('"verified"' in line and 'not comparable with official' in line for line in said)
+    assert not any('"verified"' in line for line in notes({('m', 'd'): {'targets': 'official'}}))
+
+
+def test_h5py_file_naming_the_default_place_is_fetched_there(tmp_path, targets_bytes):
+    from opencompass_scicode.targets.fetch import needed_sources
+    data_dir = make_data_dir(tmp_path / 'data', TINY_PROBLEMS, name='problems_all.jsonl')
+    default = tiny_dataset(data_dir, split='test', h5py_file=str(data_dir / 'test_data.h5'))
+    assert [s.label for s in needed_sources(default)] == ['official', 'opencompass']
+    own = tiny_dataset(data_dir, split='test', h5py_file=str(tmp_path / 'mine.h5'))
+    assert needed_sources(own) is None          # the user's own file: never fetched over
