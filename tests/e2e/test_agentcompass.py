@@ -106,3 +106,23 @@ def test_refusals_exit_2_before_any_request(tmp_path, server, bench, harness, ex
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert words in proc.stderr and 'Traceback' not in proc.stderr
     assert server.log == []
+
+
+def test_custom_parameters_from_a_config_file_with_background(tmp_path, server):
+    """The page's custom-parameters and --config examples in one: keys in a YAML file, the
+    command line's over them."""
+    conf = tmp_path / 'ac.yaml'
+    conf.write_text('env: host_process\nbenchmark_params: {split: test, sample_ids: ["1"], category: unclassified}\n'
+                    'harness_params: {mode: naive, with_background: true, code_timeout_seconds: 60}\n'
+                    'model_params: {temperature: 0, max_tokens: 2048, seed: 7}\ntask_concurrency: 2\n')
+    work = tmp_path / 'w'
+    proc = run_cli(['run', 'scicode', 'scicode_tool_use', 'test-model', '--config', conf,
+                    '--benchmark-params', '{"split": "validation"}', '--model-base-url', server.base_url,
+                    '--model-api-key', KEY, '-w', work])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    body = server.log[0]['body']
+    assert body['max_tokens'] == 2048 and body['seed'] == 7 and body['temperature'] == 0
+    assert 'along with background knowledge' in body['messages'][-1]['content']
+    ours, theirs = run_dirs(work)
+    assert statuses(results(ours, 'test-model', 'scicode_validation_with_background')) == {'1.1': 'pass'}
+    assert json.loads((theirs / 'details' / '1.json').read_text())['attempts'][0]['correct'] is True
