@@ -15,6 +15,8 @@ from rich.console import Console
 from tabulate import tabulate
 
 from .config import fill_abbrs, validate_config
+from .config.from_agentcompass.command_line import add_arguments as add_agentcompass_arguments
+from .config.from_agentcompass.command_line import config_from_run_args
 from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
 from .errors import ConfigError, UserFacingError
 from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, run_plan
@@ -24,10 +26,8 @@ EXIT_TASK_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 1, 2, 130
 console = Console(stderr=True)
 
 
-def parse_args(argv, prog=None):
-    """`prog` None: the name this was started by (`run.py`, `opencompass-scicode`)."""
-    p = argparse.ArgumentParser(prog=prog, description='Evaluate models on SciCode.')
-    p.add_argument('config', nargs='?', help='Python config file, e.g. configs/eval_scicode.py')
+def _add_run_flags(p):
+    """The flags of every run, whichever command line builds its config."""
     p.add_argument('-w', '--work-dir', help='where runs go (default: the config\'s work_dir, '
                                             'else outputs/default)')
     p.add_argument('-r', '--reuse', nargs='?', const='latest', metavar='TIMESTAMP',
@@ -49,20 +49,40 @@ def parse_args(argv, prog=None):
                                              'times (default 2)')
     p.add_argument('--no-download', action='store_true',
                    help='never fetch missing test targets (as SCICODE_OFFLINE=1); stop with the manual steps')
-    p.add_argument('--prepare-data', action='store_true',
-                   help='fetch and verify the SciCode data files, then exit')
     p.add_argument('--discard-stale', action='store_true',
                    help='with -r: set aside predictions made with other settings and generate again')
     p.add_argument('--compare', nargs='+', metavar='RUN',
                    help='show these runs beside this one in the report (timestamps in the work dir, '
                         'or paths of run directories), e.g. -m viz -r --compare 20260101_120000')
-    add_arguments(p)            # OpenCompass's --datasets/--models/--hf-path ... (config/from_opencompass/)
+
+
+def parse_args(argv, prog=None):
+    """`prog` None: the name this was started by (`run.py`, `opencompass-scicode`). A command line
+    starting with `run` is AgentCompass's (`run scicode scicode_tool_use MODEL ...`)."""
+    agentcompass = bool(argv) and argv[0] == 'run'
+    if agentcompass:
+        p = argparse.ArgumentParser(prog=f'{prog or argparse.ArgumentParser().prog} run',
+                                    description='Evaluate a model on SciCode with AgentCompass\'s command line.')
+        add_agentcompass_arguments(p)
+        argv = argv[1:]
+    else:
+        p = argparse.ArgumentParser(prog=prog, description='Evaluate models on SciCode.')
+        p.add_argument('config', nargs='?', help='Python config file, e.g. configs/eval_scicode.py')
+        p.add_argument('--prepare-data', action='store_true',
+                       help='fetch and verify the SciCode data files, then exit')
+    _add_run_flags(p)
+    if not agentcompass:
+        add_arguments(p)        # OpenCompass's --datasets/--models/--hf-path ... (config/from_opencompass/)
     args = p.parse_args(argv)
+    args.agentcompass = agentcompass
+    if agentcompass:
+        args.config, args.prepare_data = None, False
     if not args.slurm and (args.partition or args.qos or args.retry is not None):
         p.error('-p/--partition, -q/--qos and --retry go with --slurm')
     if args.slurm and not args.partition:
         p.error('--slurm needs -p PARTITION (sinfo lists them)')
-    args.command = f'python {p.prog}' if p.prog.endswith('.py') else p.prog
+    prog_name = p.prog.rsplit(' run', 1)[0] if agentcompass else p.prog
+    args.command = f'python {prog_name}' if prog_name.endswith('.py') else prog_name
     return args
 
 
@@ -134,7 +154,8 @@ def _note(text):
 
 
 def _main(args):
-    loaded = config_from_args(args)      # a config file and/or OpenCompass's --datasets/--models/--hf-path
+    # AgentCompass's `run scicode ...`, else a config file and/or OpenCompass's --datasets/--models/--hf-path
+    loaded = config_from_run_args(args) if args.agentcompass else config_from_args(args)
     if loaded is None:
         if args.prepare_data:
             prepare_data_dirs(None, say=console.print)

@@ -148,6 +148,9 @@ def validate_config(cfg, file=None):
                     _unknown(name, STAGE_KEYS, stage, f'`{stage}` section')
                 if value is not None:
                     _typed_entry(value, f'{stage}.{name}')
+        if not isinstance(cfg.get('agentcompass_outputs', False), bool):
+            raise ConfigError('must be True or False (True: AgentCompass\'s files too, beside ours)',
+                              key='agentcompass_outputs')
         if 'work_dir' in cfg and not isinstance(cfg['work_dir'], str):
             raise ConfigError('must be a string path', key='work_dir')
     except ConfigError as exc:

@@ -18,6 +18,9 @@ SPLITS = {
 # Steps whose code is given by the benchmark: never generated, never scored,
 # but part of the code that later steps build on.
 PREFILLED_STEPS = frozenset({'13.6', '62.1', '76.3'})
+# A problem's category where its record names none (every official record): AgentCompass's word.
+UNCLASSIFIED = 'unclassified'
+ALL_CATEGORIES = 'all'
 
 # Which targets a dataset is scored against: 'official' (the official file, or what the search
 # order of targets/locate.py finds), or 'verified' (SciCode-Verified's corrected test_data_cleaned.h5).
@@ -51,6 +54,7 @@ class Problem:
     dependencies: str
     steps: tuple
     source: str = ''        # which JSONL file it came from
+    category: str = UNCLASSIFIED    # the record's `category`; the official records carry none
 
     @property
     def scored_steps(self):
@@ -79,6 +83,7 @@ def _parse_problem(record, source):
         dependencies=record['required_dependencies'],
         steps=tuple(steps),
         source=source,
+        category=str(record.get('category') or UNCLASSIFIED),
     )
 
 
@@ -105,6 +110,7 @@ class SciCodeDataset:
     prepare: bool = True
     abbr: Optional[str] = None
     prefilled_mode: str = 'official'
+    category: Optional[Union[str, list, tuple]] = None
     targets: str = 'official'
     targets_url: Optional[Union[str, list, tuple]] = None    # where missing targets are fetched from, in order
     targets_sha256: Optional[str] = None                     # what they must hash to (default: the mode's file)
@@ -122,6 +128,11 @@ class SciCodeDataset:
         if self.prefilled_mode not in PREFILLED_MODES:
             raise ConfigError(f'unknown prefilled_mode {self.prefilled_mode!r}', key='prefilled_mode',
                               fix=f'use one of {", ".join(map(repr, PREFILLED_MODES))}')
+        if self.category is not None and not (
+                isinstance(self.category, str) or (isinstance(self.category, (list, tuple)) and self.category
+                                                   and all(isinstance(c, str) for c in self.category))):
+            raise ConfigError(f'must be {ALL_CATEGORIES!r}, a category or a non-empty list of them, '
+                              f'got {self.category!r}', key='category', fix=f"e.g. category={UNCLASSIFIED!r}")
         if self.targets not in TARGETS_MODES:
             raise ConfigError(f'unknown targets mode {self.targets!r}', key='targets',
                               fix=f'use one of {", ".join(map(repr, TARGETS_MODES))}')
@@ -168,6 +179,7 @@ class SciCodeDataset:
         for name in SPLITS[self.split]:
             for record in read_jsonl(self.data_dir / name):
                 problems.append(_parse_problem(record, name))
+        problems = self._of_category(problems)
         if self.sample_ids is None:
             return problems
         wanted = [str(pid) for pid in self.sample_ids]
@@ -180,6 +192,21 @@ class SciCodeDataset:
                 fix=f'pick ids from: {", ".join(sorted(known, key=_id_key))}')
         keep = set(wanted)
         return [p for p in problems if p.problem_id in keep]
+
+    def _of_category(self, problems):
+        """The problems of the chosen categories (an exact match; a list is their union)."""
+        chosen = [self.category] if isinstance(self.category, str) else list(self.category or ())
+        if not chosen or ALL_CATEGORIES in chosen:
+            return problems
+        kept = [p for p in problems if p.category in chosen]
+        if not kept:
+            present = sorted({p.category for p in problems})
+            raise ConfigError(f'no problem of split {self.split!r} is in category '
+                              f'{", ".join(map(repr, chosen))}', key='category',
+                              fix=f'use {ALL_CATEGORIES!r} or one of the categories present: '
+                                  f'{", ".join(map(repr, present))} (the official records carry none: '
+                                  f'all are {UNCLASSIFIED!r})')
+        return kept
 
     @cached_property
     def template(self):

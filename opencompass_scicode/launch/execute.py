@@ -11,7 +11,8 @@ from tabulate import tabulate
 
 from ..config import dump_config
 from ..inference.preflight import check_stale_predictions
-from ..registry import build
+from ..registry import build, build_dataset
+from ..results.agentcompass import write_agentcompass_files
 from ..runners.warm import shared_launchers
 from ..summarizers import SciCodeSummarizer
 from ..tasks.contract import TaskStatus
@@ -58,9 +59,30 @@ def run_plan(plan, say=print):
         print_statuses(statuses)
         compare = {'compare': plan.compare} if plan.compare else {}
         summary = summarizer.summarize(cfg, run_dir, **compare) or {}
+        if cfg.get('agentcompass_outputs'):
+            for where in write_agentcompass(cfg, run_dir):
+                say(f'AgentCompass files: {where}')
     finally:
         lock.release()
     return Outcome(statuses, summary)
+
+
+def write_agentcompass(cfg, run_dir):
+    """AgentCompass's files (results/agentcompass.py) of every model and dataset with results;
+    their directories."""
+    datasets = cfg['datasets']
+    written = []
+    for model in cfg['models']:
+        for ds_cfg in datasets:
+            dataset = build_dataset(ds_cfg)
+            categories = {p.problem_id: p.category for p in dataset.problems}
+            where = write_agentcompass_files(run_dir.work_dir, run_dir.timestamp,
+                                             run_dir.results_path(model['abbr'], dataset.abbr),
+                                             run_dir.predictions_path(model['abbr'], dataset.abbr), categories,
+                                             dataset=dataset.abbr if len(datasets) > 1 else None)
+            if where:
+                written.append(where)
+    return written
 
 
 def run_stage(runner, run_dir, specs, stage, earlier):
