@@ -147,7 +147,7 @@ def _main(args):
     if args.prepare_data:
         prepare_data_dirs(cfg, say=console.print)
         return 0
-    plan = plan_run(cfg, launch_options(args), warn=lambda text: console.print(f'[yellow]{text}'))
+    plan = plan_run(cfg, launch_options(args), warn=lambda text: console.print(f'[yellow]{text}'), note=_note)
     if args.dry_run:
         tasks = plan.dry_run()
         print(f'run directory: {plan.run_dir.root} (outputs below are relative to it)')

@@ -7,11 +7,16 @@ step is appended again).
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
 
 from ..utils.workdir import remove_parts
+
+
+_STEP_ID = re.compile(rb'"step_id":\s*"([^"\\]+)"')
+_SAMPLE = re.compile(rb'"sample":\s*(\d+)')
 
 
 def record_key(step_id, sample=0):
@@ -101,6 +106,26 @@ class PredictionStore:
                 return fh.read(1) != b'\n'
         except OSError:    # missing or empty file
             return False
+
+    def torn(self):
+        """[(line number, record_key or None)] of the lines of this file that hold no record: cut
+        short by a crash between write and flush (the last line, or one a later append went on
+        after). The key is read from what is left of the line, when it got that far."""
+        if not self.path.is_file():
+            return []
+        found = []
+        with open(self.path, 'rb') as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    json.loads(line)
+                except ValueError:
+                    step, sample = _STEP_ID.search(line), _SAMPLE.search(line)
+                    key = record_key(step.group(1).decode(errors='replace'),
+                                     int(sample.group(1)) if sample else 0) if step else None
+                    found.append((number, key))
+        return found
 
     def set_aside(self, why):
         """Rename the file out of the way (kept for inspection); the next append starts anew."""
