@@ -1,5 +1,5 @@
-"""Faults survived: a campaign of kills, double resumes, a full disk, a torn line and a hung or dying
-model server, each against the loopback OpenAI-compatible server (tests/openai_server.py).
+"""Faults survived: a campaign of kills, double resumes, a full disk, a torn line and a hung model
+server, each against the loopback OpenAI-compatible server (tests/openai_server.py).
 
     python benchmarks/faults.py            # as root for the full-disk case (it mounts a tmpfs)
 
@@ -350,7 +350,7 @@ def torn_line(server, tmp, sample_ids=SUBSET):
     return _finish(server, case, cfg, work, reference)
 
 
-# ------------------------------------------------------------ case 5: a hung or dying model server
+# ------------------------------------------------------------ case 5: a hung model server
 def hung_server(server, tmp, hang_step='19.1', timeout=1.0, retries=1, sample_ids=SUBSET):
     """Every request for `hang_step` hangs for good: the model gives up after its timeout and
     retries, the run ends (exit 1, that step without code, the problem's later steps not asked);
@@ -374,54 +374,6 @@ def hung_server(server, tmp, hang_step='19.1', timeout=1.0, retries=1, sample_id
     case.extra['snapshots'] = [prediction_lines(work)]
     server.rule = wrong
     return _finish(server, case, cfg, work, reference)
-
-
-SERVE = [sys.executable, str(ROOT / 'tests' / 'serve_openai.py'), '--port', '{port}', '--data', str(DATA)]
-
-
-def dying_server(tmp, deaths=1, after=3, sample_ids=SUBSET, delay=0.2):
-    """A model server started by the inference task (`server=`) that kills itself (SIGKILL)
-    after answering `after` requests, `deaths` times over the run (a marker file counts them).
-    Once: the task restarts it and the run ends as an uninterrupted one. Twice: the task fails
-    naming the server's log; once the server is sound again, -r finishes."""
-    tmp = Path(tmp)
-    marks = tmp / 'deaths'
-    command = SERVE + ['--delay', str(delay), '--die-after', str(after), '--deaths', str(marks),
-                       '--max-deaths', str(deaths)]
-    cfg = api_config_file(tmp, _NoServer(), model=dict(server=dict(command=command, ready_timeout=60),
-                                                       max_concurrency=2), sample_ids=list(sample_ids))
-    sound = api_config_file(tmp, _NoServer(), model=dict(server=dict(command=SERVE, ready_timeout=60),
-                                                         max_concurrency=2), sample_ids=list(sample_ids),
-                            name='sound.py')
-    ref = run_cli([sound, '-w', tmp / 'uninterrupted'])
-    assert ref.returncode == 0, ref.stdout[-2000:] + ref.stderr[-2000:]
-    reference = verdicts(only_run(tmp / 'uninterrupted'))
-    case = Case(f'server killed {deaths}x' if deaths > 1 else 'server killed', needed=steps_needed(sample_ids))
-    work = tmp / 'w'
-    first = run_cli([cfg, '-w', work], timeout=300)
-    case.exit_codes.append(first.returncode)
-    case.outputs.append((first.stdout, first.stderr))
-    died = len(marks.read_text().split()) if marks.exists() else 0
-    case.faults.append(f'model server SIGKILLed {died}x after {after} answers each')
-    run_dir = only_run(work)
-    server_log = run_dir / 'logs' / 'infer' / 'api.server.log'
-    case.extra.update(task_log=(run_dir / 'logs' / 'infer' / 'api.out').read_text(), server_log=server_log,
-                      deaths=died)
-    if first.returncode != 0:
-        again = run_cli([sound, '-w', work, '-r'])
-        case.exit_codes.append(again.returncode)
-        case.outputs.append((again.stdout, again.stderr))
-    case.requested = server_log.read_text().count('request 200') if server_log.exists() else 0
-    case.lost_in_flight.append(case.requested - answered(work))
-    if case.exit_codes[-1] == 0:
-        case.run_dir = run_dir
-        case.verdicts_equal = verdicts(run_dir) == reference
-    case.extra['twice'] = twice_with_other_content(work)
-    return case
-
-
-class _NoServer:
-    base_url = None
 
 
 def _header(step_id):
@@ -459,10 +411,6 @@ def campaign(tmp, tmpfs_size='1m'):
                 cases.append(full_disk(server, folder, disk))
             finally:
                 unmount(disk)
-    for deaths in (1, 2):
-        folder = Path(tmp) / f'server{deaths}'
-        folder.mkdir()
-        cases.append(dying_server(folder, deaths=deaths))
     return cases
 
 

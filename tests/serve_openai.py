@@ -6,9 +6,7 @@ the server log). Options make it misbehave the ways real servers do:
 --load-time (seconds before it listens), --not-ready (GET /v1/models answers
 503 forever), --child (starts a process of its own, as vLLM starts workers,
 that only a signal to the whole process group reaches), --ignore-sigterm, --env-digest
-(exit unless an environment variable holds the expected secret), --die-after N (SIGKILL itself
-once N requests are answered; with --deaths FILE and --max-deaths M, only the first M starts
-die, as FILE counts them).
+(exit unless an environment variable holds the expected secret).
 """
 import argparse
 import hashlib
@@ -37,9 +35,6 @@ def main():
     parser.add_argument('--ignore-sigterm', action='store_true')
     parser.add_argument('--env-digest', action='append', default=[], metavar='NAME:SHA256',
                         help='exit at once unless $NAME has this sha256 (a secret reached the server)')
-    parser.add_argument('--die-after', type=int, help='SIGKILL itself after answering this many requests')
-    parser.add_argument('--deaths', help='with --die-after: a file counting the deaths (one pid a line)')
-    parser.add_argument('--max-deaths', type=int, default=1, help='with --deaths: die this many starts at most')
     args = parser.parse_args()
     print(f'server pid {os.getpid()} pgid {os.getpgrp()}', flush=True)
     for item in args.env_digest:
@@ -65,23 +60,8 @@ def main():
             while True:
                 time.sleep(0.1)
                 served = report(server, served)
-                if args.die_after and served >= args.die_after and may_die(args):
-                    print(f'dying after {served} requests', flush=True)
-                    os.kill(os.getpid(), signal.SIGKILL)
         finally:
             report(server, served)
-
-
-def may_die(args):
-    """Whether this start may die (counted in --deaths, if given)."""
-    if not args.deaths:
-        return True
-    path = Path(args.deaths)
-    if path.exists() and len(path.read_text().split()) >= args.max_deaths:
-        return False
-    with open(path, 'a') as fh:
-        fh.write(f'{os.getpid()}\n')
-    return True
 
 
 def report(server, served):

@@ -12,7 +12,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..utils.workdir import remove_parts
+from ..errors import NoSpaceError, out_of_space
+from ..utils.workdir import remove_parts, replace_whole
 
 
 _STEP_ID = re.compile(rb'"step_id":\s*"([^"\\]+)"')
@@ -94,10 +95,15 @@ class PredictionStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self._ends_torn():
                 line = '\n' + line     # a crash cut the last line short; do not glue onto it
-            with open(self.path, 'a', encoding='utf-8') as fh:
-                fh.write(line)
-                fh.flush()
-                os.fsync(fh.fileno())
+            try:
+                with open(self.path, 'a', encoding='utf-8') as fh:
+                    fh.write(line)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            except OSError as exc:      # what got written of the line is a torn line (see torn())
+                if out_of_space(exc):
+                    raise NoSpaceError(self.path) from None
+                raise
 
     def _ends_torn(self):
         try:
@@ -172,6 +178,5 @@ def merge_parts(final_path, part_paths):
                 lines.append(line)
     final_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = final_path.with_name(f'.{final_path.name}.{os.getpid()}.tmp')
-    tmp.write_text(''.join(line + '\n' for line in lines if line.strip()), encoding='utf-8')
-    os.replace(tmp, final_path)
+    replace_whole(tmp, final_path, ''.join(line + '\n' for line in lines if line.strip()))
     remove_parts(parts)

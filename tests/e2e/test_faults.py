@@ -1,7 +1,6 @@
 """Faults survived (issue 26): runs killed again and again, two resumes at once, a full disk, a torn
-predictions line, hung and dying model servers. Real run.py processes against the loopback server,
+predictions line, requests that never answer. Real run.py processes against the loopback server,
 real signals, a real tmpfs; the cases themselves are benchmarks/faults.py's, which prints their table."""
-import re
 import sys
 
 import pytest
@@ -69,8 +68,9 @@ def test_a_full_disk_stops_the_run_clearly_and_a_resume_asks_only_for_what_is_mi
     out, err = case.outputs[0]
     assert case.exit_codes[0] == 1, (out[-2000:], err[-2000:])
     assert 'Traceback' not in out + err
-    said = [line for line in err.splitlines() if 'no space left on device' in line.lower()]
-    assert len(said) == 1 and str(tmpfs) in said[0], err[-3000:]
+    said = [line for line in err.splitlines() if line.startswith('error:')]
+    assert len(said) == 1 and 'no space left on device' in said[0] and str(tmpfs) in said[0], err[-3000:]
+    assert 'failed (no space left on device)' in err         # the task's state says why
     survived(case)
 
 
@@ -93,21 +93,3 @@ def test_requests_that_never_answer_are_bounded_by_timeout_and_retries(official_
     assert case.exit_codes[0] == 1 and 'Traceback' not in out + err
     assert case.extra['hanging'] == 4            # 19.1 twice (timeout, one retry), in both datasets
     survived(case)
-
-
-def test_a_server_that_dies_mid_run_is_restarted_once(official_data, tmp_path):
-    case = faults.dying_server(tmp_path, deaths=1)
-    assert case.extra['deaths'] == 1 and case.exit_codes == [0]
-    assert re.search(r'model server: .*killed by signal 9.*restart', case.extra['task_log']), case.extra['task_log']
-    assert case.extra['server_log'].read_text().count('--- ') == 2      # started twice
-    assert case.verdicts_equal and not case.extra['twice']
-
-
-def test_a_server_that_dies_twice_fails_the_task_naming_its_log(official_data, tmp_path):
-    case = faults.dying_server(tmp_path, deaths=2)
-    assert case.extra['deaths'] == 2 and case.exit_codes[0] == 1
-    out, err = case.outputs[0]
-    assert re.search(r'infer/api\s+failed', out), out
-    log = str(case.extra['server_log'])
-    assert log in case.extra['task_log'] and 'after its restart' in case.extra['task_log']
-    assert case.exit_codes[-1] == 0 and case.verdicts_equal      # -r with a sound server finishes
