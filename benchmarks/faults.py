@@ -155,6 +155,16 @@ def uninterrupted(server, tmp, cfg):
         server.delay = delay
 
 
+def _case(server, tmp, name, sample_ids, **model):
+    """(config, verdicts of its uninterrupted run, the Case, its work dir) of a case whose model
+    has these options; requests are counted from here."""
+    answer_wrong(server)
+    cfg = api_config_file(Path(tmp), server, model=model, sample_ids=list(sample_ids))
+    reference = uninterrupted(server, tmp, cfg)
+    case = Case(name, needed=steps_needed(sample_ids), extra={'log_start': sent(server)})
+    return cfg, reference, case, Path(tmp) / 'w'
+
+
 def _kill_when(server, work, args, until, case, what, timeout=120):
     """Start run.py ARGS; once `until()` holds, cut the power to its whole tree. Whether it did."""
     proc = start_cli(args, output=subprocess.DEVNULL)
@@ -208,12 +218,7 @@ def scoring_started(work):
 def repeated_kills(server, tmp, sample_ids=SUBSET, fractions=(0.2, 0.5, 0.8), delay=0.25):
     """Kill the run at `fractions` of its answers, at its last answer and during scoring,
     resuming with -r after each; then a last -r to the end."""
-    tmp = Path(tmp)
-    answer_wrong(server)
-    cfg = api_config_file(tmp, server, model=dict(max_concurrency=2), sample_ids=list(sample_ids))
-    reference = uninterrupted(server, tmp, cfg)
-    case = Case('repeated kills', needed=steps_needed(sample_ids), extra={'log_start': sent(server)})
-    work = tmp / 'w'
+    cfg, reference, case, work = _case(server, tmp, 'repeated kills', sample_ids, max_concurrency=2)
     server.delay = delay
     args = [cfg, '-w', work]
     for fraction in fractions:
@@ -232,12 +237,7 @@ def repeated_kills(server, tmp, sample_ids=SUBSET, fractions=(0.2, 0.5, 0.8), de
 def double_resume(server, tmp, sample_ids=SUBSET, delay=0.3):
     """A run killed at a third of its answers; two `-r` started together; the one that works is
     killed by SIGKILL too; a later `-r` finishes."""
-    tmp = Path(tmp)
-    answer_wrong(server)
-    cfg = api_config_file(tmp, server, model=dict(max_concurrency=1), sample_ids=list(sample_ids))
-    reference = uninterrupted(server, tmp, cfg)
-    case = Case('two resumes at once', needed=steps_needed(sample_ids), extra={'log_start': sent(server)})
-    work = tmp / 'w'
+    cfg, reference, case, work = _case(server, tmp, 'two resumes at once', sample_ids, max_concurrency=1)
     server.delay = delay
     third = math.ceil(case.needed / 3)
     _kill_when(server, work, [cfg, '-w', work], lambda: answered(work) >= third, case,
@@ -303,10 +303,7 @@ def full_disk(server, tmp, work, sample_ids=SUBSET, delay=0.3, at=0.4):
     """The work dir `work` (a small tmpfs, mounted by the caller) fills up once `at` of the
     answers are saved; the run must stop clearly; room is made and -r finishes."""
     tmp = Path(tmp)
-    answer_wrong(server)
-    cfg = api_config_file(tmp, server, model=dict(max_concurrency=1), sample_ids=list(sample_ids))
-    reference = uninterrupted(server, tmp, cfg)
-    case = Case('full disk', needed=steps_needed(sample_ids), extra={'log_start': sent(server)})
+    cfg, reference, case, _ = _case(server, tmp, 'full disk', sample_ids, max_concurrency=1)
     server.delay = delay
     mark = max(1, math.ceil(at * case.needed))
     proc = start_cli([cfg, '-w', work])
@@ -332,11 +329,7 @@ def torn_line(server, tmp, sample_ids=SUBSET):
     """A run's predictions file whose last record is cut in its middle (a crash between write and
     flush); -r must ignore it with a note and ask that step again."""
     tmp = Path(tmp)
-    answer_wrong(server)
-    cfg = api_config_file(tmp, server, sample_ids=list(sample_ids))
-    reference = uninterrupted(server, tmp, cfg)
-    case = Case('torn last line', needed=steps_needed(sample_ids), extra={'log_start': sent(server)})
-    work = tmp / 'w'
+    cfg, reference, case, work = _case(server, tmp, 'torn last line', sample_ids)
     first = run_cli([cfg, '-w', work, '-m', 'infer'])
     case.exit_codes.append(first.returncode)
     path = only_run(work) / 'predictions' / 'api' / 'val.jsonl'
@@ -356,15 +349,10 @@ def hung_server(server, tmp, hang_step='19.1', timeout=1.0, retries=1, sample_id
     retries, the run ends (exit 1, that step without code, the problem's later steps not asked);
     then the server answers again and -r asks only for what has no code."""
     tmp = Path(tmp)
-    answer_wrong(server)
-    wrong = server.rule
-    header = _header(hang_step)
-    cfg = api_config_file(tmp, server, model=dict(timeout=timeout, retries=retries, max_retry_wait=5),
-                          sample_ids=list(sample_ids))
-    reference = uninterrupted(server, tmp, cfg)
-    case = Case('hung requests', needed=steps_needed(sample_ids), extra={'log_start': sent(server)})
+    cfg, reference, case, work = _case(server, tmp, 'hung requests', sample_ids, timeout=timeout,
+                                       retries=retries, max_retry_wait=5)
+    wrong, header = server.rule, _header(hang_step)
     server.rule = lambda body: {'hang': 3600} if _asks(body, header) else wrong(body)
-    work = tmp / 'w'
     first = run_cli([cfg, '-w', work], timeout=300)
     case.exit_codes.append(first.returncode)
     case.outputs.append((first.stdout, first.stderr))
