@@ -116,7 +116,8 @@ def verdicts(run_dir):
 
 def steps_needed(sample_ids):
     from opencompass_scicode.datasets import SciCodeDataset
-    return len(DATASETS) * SciCodeDataset(path=str(DATA), split='validation', sample_ids=list(sample_ids)).scored_step_count
+    dataset = SciCodeDataset(path=str(DATA), split='validation', sample_ids=list(sample_ids))
+    return len(DATASETS) * dataset.scored_step_count
 
 
 def answer_wrong(server, step_id=WRONG_STEP):

@@ -14,8 +14,10 @@ def dump_config(cfg, path):
         if key.startswith('_') or isinstance(value, (types.ModuleType, types.FunctionType, type)):
             continue   # names imported into the config file, not settings
         data[key] = to_plain(value)
-    # whole or not at all: the temporary file is renamed over `path` once written
-    tmp = Path(path).with_name(f'.{Path(path).stem}.{os.getpid()}.tmp{Path(path).suffix}')    # the suffix picks the format
+    # whole or not at all: the temporary file is renamed over `path` once written (it keeps the
+    # suffix, which tells mmengine the format)
+    path = Path(path)
+    tmp = path.with_name(f'.{path.stem}.{os.getpid()}.tmp{path.suffix}')
     try:
         Config(data).dump(str(tmp))
         os.replace(tmp, path)
