@@ -18,7 +18,7 @@ from .config import fill_abbrs, validate_config
 from .config.from_agentcompass.command_line import add_arguments as add_agentcompass_arguments
 from .config.from_agentcompass.command_line import config_from_run_args
 from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
-from .errors import ConfigError, UserFacingError
+from .errors import ConfigError, NoSpaceError, UserFacingError, out_of_space
 from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, run_plan
 
 EXIT_TASK_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 1, 2, 130
@@ -129,6 +129,9 @@ def main(argv=None, prog=None):
         previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return _main(args)
+    except NoSpaceError as exc:         # not the user's input: the run stopped midway
+        console.print(f'[bold red]error:[/] {exc}', highlight=False, soft_wrap=True)
+        return EXIT_TASK_FAILED
     except UserFacingError as exc:
         console.print(f'[bold red]error:[/] {exc}', highlight=False)
         return EXIT_USER_ERROR
@@ -171,7 +174,7 @@ def _main(args):
     if args.prepare_data:
         prepare_data_dirs(cfg, say=console.print)
         return 0
-    plan = plan_run(cfg, launch_options(args), warn=lambda text: console.print(f'[yellow]{text}'))
+    plan = plan_run(cfg, launch_options(args), warn=lambda text: console.print(f'[yellow]{text}'), note=_note)
     if args.dry_run:
         tasks = plan.dry_run()
         print(f'run directory: {plan.run_dir.root} (outputs below are relative to it)')
@@ -184,7 +187,12 @@ def _main(args):
         for line in server_lines(cfg):
             print(line)
         return 0
-    outcome = run_plan(plan, say=console.print)
+    try:
+        outcome = run_plan(plan, say=console.print)
+    except OSError as exc:
+        if out_of_space(exc):       # a writer that does not say which file: name the run's folder
+            raise NoSpaceError(exc.filename or plan.run_dir.root) from None
+        raise
     if outcome.interrupted:
         return EXIT_INTERRUPTED
     not_scored = outcome.summary.get('not_scored') or {}

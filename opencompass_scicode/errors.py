@@ -1,5 +1,6 @@
 """Errors that carry enough context for the user to fix their input."""
 import difflib
+import errno
 
 
 class UserFacingError(Exception):
@@ -43,6 +44,23 @@ class ConfigError(UserFacingError):
 
 class DataError(UserFacingError):
     """The benchmark data is missing, incomplete or not the official one."""
+
+
+class NoSpaceError(UserFacingError):
+    """A file system the run writes to is full, or its quota used up. The run cannot go on; what
+    was written before stays whole (appends are per record, other files replaced whole), so -r
+    goes on once there is room."""
+
+    def __init__(self, path):
+        self.path = path
+        super().__init__(f'no space left on device: {path} could not be written.\n'
+                         f'  fix: make room on that file system (or raise its quota), then continue '
+                         f'with -r; what was saved is kept and only what is missing is asked again')
+
+
+def out_of_space(exc):
+    """Whether `exc` is a write refused for lack of space (ENOSPC) or of quota (EDQUOT)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def close_matches(word, choices, n=1, cutoff=0.6):

@@ -4,6 +4,7 @@ parts. Importable from every test folder (tests/conftest.py puts tests/ on sys.p
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -127,6 +128,30 @@ def wait_until(predicate, timeout, interval=0.05):
         if value or time.monotonic() >= deadline:
             return value
         time.sleep(interval)
+
+
+def power_cut(proc):
+    """Kill every process of the run at once, as a power cut would. They are stopped first,
+    until no new one appears: a process started between listing and killing would otherwise
+    outlive the others and, as designed, sweep the dead workers' leftovers before the test
+    sees them."""
+    stopped = set()
+    while True:
+        fresh = ({proc.pid} | descendants(proc.pid)) - stopped
+        if not fresh:
+            break
+        for pid in fresh:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        stopped |= fresh
+    for pid in stopped:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
 
 
 def wait_until_gone(text, timeout=15.0):

@@ -1,4 +1,7 @@
 """Writes configs as plain Python files that `Config.fromfile` reads back."""
+import os
+from pathlib import Path
+
 from ..registry import to_plain
 
 
@@ -11,4 +14,12 @@ def dump_config(cfg, path):
         if key.startswith('_') or isinstance(value, (types.ModuleType, types.FunctionType, type)):
             continue   # names imported into the config file, not settings
         data[key] = to_plain(value)
-    Config(data).dump(str(path))
+    # whole or not at all: the temporary file is renamed over `path` once written (it keeps the
+    # suffix, which tells mmengine the format)
+    path = Path(path)
+    tmp = path.with_name(f'.{path.stem}.{os.getpid()}.tmp{path.suffix}')
+    try:
+        Config(data).dump(str(tmp))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

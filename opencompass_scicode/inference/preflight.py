@@ -52,3 +52,27 @@ def check_stale_predictions(run_dir, models, datasets, dataset_cfgs, discard=Fal
         for ds_cfg, dataset in zip(dataset_cfgs, datasets):
             store = PredictionStore(run_dir.predictions_path(model.abbr, dataset.abbr))
             check_stale(store, infer_settings(model, dataset, ds_cfg.get('infer_cfg') or {}), discard=discard)
+
+
+def torn_records(run_dir, models, datasets):
+    """-r: a note for each record a crash cut short (predictions/store.py's torn lines) whose step
+    has no whole record since, in the run's predictions files and the parts of its shards. The
+    store ignores such lines, so inference asks those steps again; saying so explains the extra
+    requests and shows the run did not fail on them."""
+    notes = []
+    for model in models:
+        for dataset in datasets:
+            final = run_dir.predictions_path(model.abbr, dataset.abbr)
+            for path in [final, *sorted(run_dir.part_path(final, '*').parent.glob('*.jsonl'))]:
+                store = PredictionStore(path)
+                torn = store.torn()
+                if not torn:
+                    continue
+                latest = store.load()
+                for number, key in torn:
+                    if key is not None and key in latest and not latest[key].get('error'):
+                        continue            # answered again since
+                    step = f'step {key}' if key else 'its step'
+                    notes.append(f'{path}: line {number} was cut short (a crash while it was written); '
+                                 f'that record is ignored and {step} is asked again')
+    return notes

@@ -15,7 +15,8 @@ from ..registry import build, build_dataset
 from ..results.agentcompass import write_agentcompass_files
 from ..runners.warm import shared_launchers
 from ..summarizers import SciCodeSummarizer
-from ..tasks.contract import TaskStatus
+from ..errors import NoSpaceError
+from ..tasks.contract import EXIT_NO_SPACE, TaskStatus
 from ..utils.runlock import RunLock
 from ..utils.secrets import redact_config
 
@@ -96,8 +97,23 @@ def run_stage(runner, run_dir, specs, stage, earlier):
         else:
             to_run.append(spec)
     statuses.extend(runner.launch(to_run, title=stage))
+    full = [s for s in statuses if s.returncode == EXIT_NO_SPACE]
+    if full:        # the next stage, the summary and status.json would be refused too
+        raise NoSpaceError(_unwritten(full[0]) or run_dir.root)
     run_dir.save_status({s.name: s.record() for s in statuses})
     return statuses
+
+
+def _unwritten(status):
+    """The file a task stopped on for lack of space, as its log names it (if the log got it)."""
+    try:
+        with open(status.log_path, encoding='utf-8', errors='replace') as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    said = [line for line in lines if line.startswith('error: no space left on device: ')]
+    return said[-1].removeprefix('error: no space left on device: ').removesuffix(' could not be written.') \
+        if said else None
 
 
 def print_statuses(statuses):

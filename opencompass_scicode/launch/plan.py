@@ -12,7 +12,7 @@ from typing import Optional
 
 from ..datasets.files import DEFAULT_DATA_DIR, prepare_data
 from ..errors import ConfigError
-from ..inference.preflight import check_stale_predictions, ready_models
+from ..inference.preflight import check_stale_predictions, ready_models, torn_records
 from ..partitioners import NaivePartitioner
 from ..registry import build, resolve_type
 from ..runners import LocalRunner, SlurmRunner
@@ -63,10 +63,10 @@ class RunPlan:
                 for stage, (partitioner, _) in self.stages.items()}
 
 
-def plan_run(cfg, options, warn=print):
+def plan_run(cfg, options, warn=print, note=print):
     """The plan for a validated, named config (config.validate_config, fill_abbrs). Everything that
     can be checked before spending time or money is checked here; `warn(text)` tells the user of
-    a choice made for them."""
+    a choice made for them, `note(text)` of what a resumed run found and deals with."""
     run_dir, reuse = resolve_run_dir(cfg, options, warn)
     compare = compared_runs(options.compare, run_dir)      # before any work: a wrong name stops here
     stages = STAGES[options.run_mode]
@@ -77,6 +77,9 @@ def plan_run(cfg, options, warn=print):
     models = ready_models(cfg['models'], datasets, cfg['datasets']) if 'infer' in stages else []
     if reuse and 'infer' in stages and not options.discard_stale:
         check_stale_predictions(run_dir, models, datasets, cfg['datasets'])
+    if reuse and 'infer' in stages:
+        for text in torn_records(run_dir, models, datasets):
+            note(text)
     plans = {stage: build_stage(cfg, stage, options) for stage in stages}
     partition_options = {
         'eager_eval': 'eval' in stages and 'infer' in stages and not options.debug

@@ -7,11 +7,17 @@ step is appended again).
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
 
-from ..utils.workdir import remove_parts
+from ..errors import NoSpaceError, out_of_space
+from ..utils.workdir import remove_parts, replace_whole
+
+
+_STEP_ID = re.compile(rb'"step_id":\s*"([^"\\]+)"')
+_SAMPLE = re.compile(rb'"sample":\s*(\d+)')
 
 
 def record_key(step_id, sample=0):
@@ -89,10 +95,15 @@ class PredictionStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self._ends_torn():
                 line = '\n' + line     # a crash cut the last line short; do not glue onto it
-            with open(self.path, 'a', encoding='utf-8') as fh:
-                fh.write(line)
-                fh.flush()
-                os.fsync(fh.fileno())
+            try:
+                with open(self.path, 'a', encoding='utf-8') as fh:
+                    fh.write(line)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            except OSError as exc:      # what got written of the line is a torn line (see torn())
+                if out_of_space(exc):
+                    raise NoSpaceError(self.path) from None
+                raise
 
     def _ends_torn(self):
         try:
@@ -101,6 +112,26 @@ class PredictionStore:
                 return fh.read(1) != b'\n'
         except OSError:    # missing or empty file
             return False
+
+    def torn(self):
+        """[(line number, record_key or None)] of the lines of this file that hold no record: cut
+        short by a crash between write and flush (the last line, or one a later append went on
+        after). The key is read from what is left of the line, when it got that far."""
+        if not self.path.is_file():
+            return []
+        found = []
+        with open(self.path, 'rb') as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    json.loads(line)
+                except ValueError:
+                    step, sample = _STEP_ID.search(line), _SAMPLE.search(line)
+                    key = record_key(step.group(1).decode(errors='replace'),
+                                     int(sample.group(1)) if sample else 0) if step else None
+                    found.append((number, key))
+        return found
 
     def set_aside(self, why):
         """Rename the file out of the way (kept for inspection); the next append starts anew."""
@@ -147,6 +178,5 @@ def merge_parts(final_path, part_paths):
                 lines.append(line)
     final_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = final_path.with_name(f'.{final_path.name}.{os.getpid()}.tmp')
-    tmp.write_text(''.join(line + '\n' for line in lines if line.strip()), encoding='utf-8')
-    os.replace(tmp, final_path)
+    replace_whole(tmp, final_path, ''.join(line + '\n' for line in lines if line.strip()))
     remove_parts(parts)

@@ -5,9 +5,9 @@ import os
 import sys
 import traceback
 
-from ..errors import UserFacingError
+from ..errors import NoSpaceError, UserFacingError, out_of_space
 from ..utils.lifeline import stop_on_sigterm, stop_with_parent
-from .contract import EXIT_FAILED, EXIT_INTERRUPTED, task_code
+from .contract import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_SPACE, task_code
 
 USAGE = 'usage: python -m opencompass_scicode.tasks TASK_FILE'
 
@@ -35,14 +35,28 @@ def main(argv=None, standalone=True):
         stop_on_sigterm()
     try:
         return load_task(argv[0]).main()
+    except NoSpaceError as exc:
+        return _no_space(exc)
     except UserFacingError as exc:
         print(f'error: {exc}', file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    except Exception:
+    except Exception as exc:
+        if out_of_space(exc):
+            return _no_space(NoSpaceError(exc.filename or 'a file of the run'))
         traceback.print_exc()
         return EXIT_FAILED
+
+
+def _no_space(exc):
+    """The reason in the task's log, if the log itself can still be written (it is often on the
+    full file system); run.py says it to the user, from the exit code."""
+    try:
+        print(f'error: {exc}', file=sys.stderr, flush=True)
+    except OSError:
+        pass
+    return EXIT_NO_SPACE
 
 
 if __name__ == '__main__':

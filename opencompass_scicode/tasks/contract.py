@@ -15,6 +15,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_STEP_ERRORS = 3   # finished, but some steps could not be generated
 EXIT_SKIPPED = 4       # outputs were complete already
+EXIT_NO_SPACE = 5      # stopped: a file system it writes to is full (errors.NoSpaceError)
 EXIT_INTERRUPTED = 130
 
 STATES = ('done', 'errors', 'skipped', 'failed', 'interrupted', 'not run')
@@ -111,5 +112,6 @@ NOTES = {'skipped': 'outputs complete'}
 
 def status_of(spec, returncode, duration_s, log_path=None):
     state = state_of(returncode)
+    note = 'no space left on device' if returncode == EXIT_NO_SPACE else NOTES.get(state, '')
     return TaskStatus(spec.name, state, round(duration_s, 1), log_path or spec.log_path, returncode,
-                      NOTES.get(state, ''), dict(spec.labels, stage=spec.stage))
+                      note, dict(spec.labels, stage=spec.stage))

@@ -21,6 +21,8 @@ import threading
 from datetime import datetime
 from pathlib import Path
 
+from ..errors import NoSpaceError, out_of_space
+
 TIMESTAMP_RE = re.compile(r'^\d{8}_\d{6}$')
 
 
@@ -101,8 +103,20 @@ def write_json_atomic(path, obj, indent=1):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.{threading.get_ident()}.tmp')
-    tmp.write_text(json.dumps(obj, indent=indent, ensure_ascii=False), encoding='utf-8')
-    os.replace(tmp, path)
+    replace_whole(tmp, path, json.dumps(obj, indent=indent, ensure_ascii=False))
+
+
+def replace_whole(tmp, path, text):
+    """Write `text` to `tmp`, then rename it over `path`: `path` is the old file or the new one,
+    never a part. A write that fails (a full disk) leaves `path` as it was and no `tmp` behind."""
+    try:
+        Path(tmp).write_text(text, encoding='utf-8')
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if out_of_space(exc):
+            raise NoSpaceError(path) from None
+        raise
 
 
 def remove_parts(paths):

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import (DATA, alive, config_file, descendants, only_run, results, run_cli, start_cli, statuses,
-                     wait_until, wait_until_gone)
+from helpers import (DATA, alive, config_file, descendants, only_run, power_cut, results, run_cli, start_cli,
+                     statuses, wait_until, wait_until_gone)
 
 pytestmark = pytest.mark.slow
 
@@ -49,30 +49,6 @@ def _wait_for_steps_running(proc, timeout=120):
     raise AssertionError(f'run.py started only {descendants(proc.pid)}')
 
 
-def _power_cut(proc):
-    """Kill every process of the run at once, as a power cut would. They are stopped first,
-    until no new one appears: a process started between listing and killing would otherwise
-    outlive the others and, as designed, sweep the dead workers' leftovers before the test
-    sees them."""
-    stopped = set()
-    while True:
-        fresh = ({proc.pid} | descendants(proc.pid)) - stopped
-        if not fresh:
-            break
-        for pid in fresh:
-            try:
-                os.kill(pid, signal.SIGSTOP)
-            except ProcessLookupError:
-                pass
-        stopped |= fresh
-    for pid in stopped:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    proc.wait()
-
-
 def _sleeping_run(tmp_path):
     """(config, work dir, run.py process) of a run whose first steps sleep."""
     gen = tmp_path / 'generated'
@@ -103,7 +79,7 @@ def test_killing_run_py_stops_its_tasks_workers_and_steps(official_data, tmp_pat
 def test_a_run_killed_mid_evaluation_leaves_nothing_behind_after_resume(official_data, tmp_path):
     cfg, work, proc = _sleeping_run(tmp_path)
     _wait_for_steps_running(proc)
-    _power_cut(proc)
+    power_cut(proc)
     stale = {p for p in [*Path('/tmp').glob('scicode-steps-*'),
                          *Path('/sys/fs/cgroup').glob('*/**/scicode-worker-*')]
              if _owner(p) is not None and not alive([_owner(p)])}

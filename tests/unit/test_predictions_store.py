@@ -38,3 +38,17 @@ def test_a_store_loaded_again_reads_what_was_appended_since_and_notices_a_new_fi
     store.set_aside('stale')                              # a new file: read from its start
     store.append({'step_id': '2.1', 'code': 'e'})
     assert store.load() == {'2.1': {'step_id': '2.1', 'code': 'e'}}
+
+
+def test_torn_names_each_cut_line_and_its_step_and_nothing_else(tmp_path):
+    store = PredictionStore(tmp_path / 'p.jsonl')
+    assert store.torn() == []
+    store.append({'step_id': '1.1', 'code': 'a'})
+    with open(store.path, 'a') as fh:
+        fh.write('{"step_id": "1.2", "sample": 1, "co')     # cut after its key
+    assert store.torn() == [(2, '1.2@1')]
+    store.append({'step_id': '1.2', 'code': 'b', 'sample': 1})
+    with open(store.path, 'a') as fh:
+        fh.write('{"prob')                                  # cut before its key
+    assert store.torn() == [(2, '1.2@1'), (4, None)]
+    assert list(store.load()) == ['1.1', '1.2@1']
