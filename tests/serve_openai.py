@@ -6,7 +6,9 @@ the server log). Options make it misbehave the ways real servers do:
 --load-time (seconds before it listens), --not-ready (GET /v1/models answers
 503 forever), --child (starts a process of its own, as vLLM starts workers,
 that only a signal to the whole process group reaches), --ignore-sigterm, --env-digest
-(exit unless an environment variable holds the expected secret).
+(exit unless an environment variable holds the expected secret), --die-after N (crash
+after answering N requests, as a server killed mid-run; with --die-once MARKER only the
+start that finds no MARKER file crashes, so a restarted server stays up).
 """
 import argparse
 import hashlib
@@ -35,7 +37,15 @@ def main():
     parser.add_argument('--ignore-sigterm', action='store_true')
     parser.add_argument('--env-digest', action='append', default=[], metavar='NAME:SHA256',
                         help='exit at once unless $NAME has this sha256 (a secret reached the server)')
+    parser.add_argument('--die-after', type=int, metavar='N', help='exit with code 3 after N answers')
+    parser.add_argument('--die-once', metavar='MARKER', help='with --die-after: only if MARKER does not '
+                                                            'exist yet (it is created)')
     args = parser.parse_args()
+    if args.die_once and args.die_after is not None:
+        if os.path.exists(args.die_once):
+            args.die_after = None
+        else:
+            Path(args.die_once).touch()
     print(f'server pid {os.getpid()} pgid {os.getpgrp()}', flush=True)
     for item in args.env_digest:
         name, _, digest = item.partition(':')
@@ -60,6 +70,9 @@ def main():
             while True:
                 time.sleep(0.1)
                 served = report(server, served)
+                if args.die_after is not None and served >= args.die_after:
+                    print(f'dying after {served} answers', flush=True)
+                    os._exit(3)
         finally:
             report(server, served)
 

@@ -126,6 +126,9 @@ class OpenAIChatModel(BaseModel):
         self.max_concurrency = max_concurrency
         self.query_per_second = query_per_second
         self.api = api
+        # With server=, the task sets this to a callable saying why that server is gone for good
+        # (models/server.py): retrying against its closed port would only wait out max_retry_wait.
+        self.server_failure = None
         self._client = None
         self._limits = None
         self._verified = None
@@ -217,6 +220,9 @@ class OpenAIChatModel(BaseModel):
                         openai.APIConnectionError, openai.APIResponseValidationError,
                         openai.APIStatusError, ValueError) as exc:
                     error = exc
+                    gone = self.server_failure() if self.server_failure else None
+                    if gone:
+                        raise FatalModelError(self.redact(gone)) from None
                 else:
                     if first:
                         self._open_gate()

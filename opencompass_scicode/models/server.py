@@ -6,7 +6,12 @@ of a `base_url`. The inference task runs it inside `ModelServer`: a free
 loopback port takes the place of `{port}` in every argument, the process
 starts in a session of its own (so a terminal's Ctrl-C reaches run.py alone,
 and the whole group can be stopped at once) with its output in a file beside
-the task's log, and the task waits until `GET /v1/models` answers 200. Its
+the task's log, and the task waits until `GET /v1/models` answers 200. A server
+that dies while the task asks it is started again on the same port, once per
+task (`restarts`): a preempted worker or a crash in a long run costs a restart,
+not the run; dying again, it is gone for good, and `failure` says so with its
+log, which the model reads to stop asking at once instead of retrying for
+minutes against a closed port. Its
 whole process group is stopped on every way out of the `with` block: SIGTERM,
 then SIGKILL after `stop_grace` seconds; and if the task dies outright, by the
 group's leader, server_guard.py. Planning never builds one: only the
@@ -19,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from datetime import datetime
@@ -32,11 +38,17 @@ PORT = '{port}'
 GUARD = Path(__file__).with_name('server_guard.py')
 OPTIONS = ('command', 'ready_timeout', 'env')
 DEFAULT_READY_TIMEOUT = 600.0
+DEFAULT_RESTARTS = 1
 TAIL_LINES = 20
 
 
 class ModelServerError(UserFacingError):
-    """The model server stopped, or did not become ready, before the first request."""
+    """The model server stopped, or did not become ready, before the first request; or it died
+    during the run more often than it may be restarted."""
+
+
+def _how_it_ended(code):
+    return f'was killed by signal {-code}' if code < 0 else f'exited with code {code}'
 
 
 def check_server(server):
@@ -96,12 +108,13 @@ class ModelServer:
         stay as they are); env: added to this process's environment; log_path: the server's
         stdout and stderr (appended, each start under a header line); api_key: sent with the
         readiness probe (a server started with a key refuses the probe without it);
+    restarts: how many times a server that dies after it was ready is started again (same port);
     log: where progress lines go (the task log); stop_grace: seconds between SIGTERM and
         SIGKILL (below the 5 s in which the local runner expects a stopped task to exit).
     """
 
     def __init__(self, command, ready_timeout=DEFAULT_READY_TIMEOUT, env=None, log_path=None, api_key=None,
-                 log=None, host='127.0.0.1', stop_grace=3.0, poll_s=0.25):
+                 log=None, host='127.0.0.1', stop_grace=3.0, poll_s=0.25, restarts=DEFAULT_RESTARTS):
         self.command = list(command)
         self.ready_timeout = ready_timeout
         self.env = dict(env or {})
@@ -111,9 +124,14 @@ class ModelServer:
         self.host = host
         self.stop_grace = stop_grace
         self.poll_s = poll_s
+        self.restarts = restarts
         self.port = None
         self.proc = None
         self._log_start = 0
+        self.failure = None                 # why the server is gone for good (None while it serves)
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()       # start() in the watcher against stop() in the task
+        self._watcher = None
 
     @property
     def base_url(self):
@@ -132,14 +150,49 @@ class ModelServer:
         except BaseException:          # failed, timed out or interrupted: nothing may stay behind
             self.stop()
             raise
+        self._watcher = threading.Thread(target=self._watch, name='model-server-watch', daemon=True)
+        self._watcher.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, tb):
         self.stop()
+        if self.failure and exc_type is None:      # the requests ended without noticing: say why here
+            raise ModelServerError(self.failure)
+
+    # ------------------------------------------------------------ watch
+    def _watch(self):
+        """Start the server again when it dies, `restarts` times; then record the failure."""
+        left = self.restarts
+        while not self._stopping.wait(self.poll_s):
+            proc = self.proc
+            code = proc.poll() if proc else None
+            if code is None:
+                continue
+            how = _how_it_ended(code)
+            if left <= 0:
+                self.failure = self._failure(
+                    f'{how} during the run, after {self.restarts} restart(s) (restarts={self.restarts}); '
+                    f'no more requests are sent to it')
+                self.log(f'model server: {how} again; not restarted (output in {self.log_path})')
+                return
+            left -= 1
+            self.log(f'model server: {how} during the run; starting it again on port {self.port} '
+                     f'(restart {self.restarts - left} of {self.restarts}, output in {self.log_path})')
+            try:
+                with self._lock:
+                    if self._stopping.is_set():
+                        return
+                    self.start(port=self.port)
+                self.wait_ready()
+            except ModelServerError as exc:
+                self.failure = f'{exc} (while restarting it after it {how})'
+                self.log(f'model server: the restart failed: {self.failure}')
+                return
 
     # ------------------------------------------------------------ start
-    def start(self):
-        self.port = free_port(self.host)
+    def start(self, port=None):
+        """Start the server, on `port` (a restart keeps the one the model was given) or a free one."""
+        self.port = port or free_port(self.host)
         argv = self.argv
         out = subprocess.DEVNULL
         if self.log_path:
@@ -167,11 +220,13 @@ class ModelServer:
         """Until GET /v1/models answers 200; ModelServerError if the server exits or time runs out."""
         started = time.monotonic()
         deadline = started + self.ready_timeout
+        proc = self.proc
         while True:
-            code = self.proc.poll()
+            if self._stopping.is_set():
+                raise ModelServerError(f'model server {shlex.join(self.argv)}: stopped while starting')
+            code = proc.poll()
             if code is not None:
-                how = f'was killed by signal {-code}' if code < 0 else f'exited with code {code}'
-                raise ModelServerError(self._failure(f'{how} before it was ready'))
+                raise ModelServerError(self._failure(f'{_how_it_ended(code)} before it was ready'))
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise ModelServerError(self._failure(
@@ -216,10 +271,14 @@ class ModelServer:
         """SIGTERM to the server's process group, SIGKILL to what is left after stop_grace seconds.
 
         Safe to call twice; an interrupt while waiting goes straight to SIGKILL."""
-        if self.proc is None:
+        self._stopping.set()            # the watcher starts nothing after this
+        with self._lock:
+            proc, self.proc = self.proc, None
+        if self._watcher is not None and self._watcher is not threading.current_thread():
+            self._watcher.join(timeout=self.stop_grace + 5)
+        if proc is None:
             return
-        pgid, proc = self.proc.pid, self.proc     # a session leader: its pid is its group's id
-        self.proc = None
+        pgid = proc.pid                 # a session leader: its pid is its group's id
         if not self._signal(pgid, signal.SIGTERM):
             proc.wait()
             return

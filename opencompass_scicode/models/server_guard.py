@@ -49,7 +49,8 @@ def main(argv):
     threading.Thread(target=_watch, args=(task_pid, grace_s), daemon=True).start()
     code = server.wait()
     if code < 0:                      # killed by a signal: end the same way
-        signal.signal(-code, signal.SIG_DFL)
+        if -code != signal.SIGKILL:   # (SIGKILL has no handler to reset, and needs none)
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     return code
 

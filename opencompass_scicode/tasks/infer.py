@@ -107,8 +107,10 @@ class InferTask(BaseTask):
         server = getattr(model, 'server', None)
         if server:
             log_path = Path(self.spec.log_path).with_suffix('.server.log')
-            model.base_url = stack.enter_context(
-                ModelServer(**server, log_path=log_path, api_key=model.api_key, log=self.log)).base_url
+            started = stack.enter_context(
+                ModelServer(**server, log_path=log_path, api_key=model.api_key, log=self.log))
+            model.base_url = started.base_url
+            model.server_failure = lambda: started.failure
 
     def _eager_evaluator(self, parts, progress):
         """Scores problems as they finish; the eval tasks read these verdicts back."""

@@ -117,6 +117,43 @@ def test_a_server_that_exits_early_fails_with_its_code_and_last_lines(tmp_path):
     assert 'line 0' in log.read_text()
 
 
+def _answers(base_url):
+    try:
+        return urllib.request.urlopen(base_url + '/models', timeout=2).status == 200
+    except OSError:
+        return False
+
+
+def test_a_server_that_dies_is_started_again_on_its_port_once_then_given_up(tmp_path):
+    log = tmp_path / 'm.server.log'
+    lines = []
+    with pytest.raises(ModelServerError) as caught:
+        with ModelServer(SERVE, ready_timeout=30, log_path=log, log=lines.append, poll_s=0.05) as server:
+            url = server.base_url
+            first = pids_in(log.read_text())
+            os.kill(first[0], signal.SIGKILL)
+            # started again (and seen ready by the watcher), on the port the model was given
+            wait_until(lambda: sum('ready at' in line for line in lines) == 2, 30, interval=0.05)
+            assert server.base_url == url and _answers(url) and server.failure is None
+            os.kill(pids_in(log.read_text())[1], signal.SIGKILL)
+            wait_until(lambda: server.failure, 30, interval=0.05)
+            assert not _answers(url)        # not started a third time
+    message = str(caught.value)
+    assert 'was killed by signal 9 during the run, after 1 restart(s)' in message and str(log) in message
+    assert any(f'starting it again on port {server.port}' in line for line in lines)
+    assert log.read_text().count('--- ') == 2 and alive(pids_in(log.read_text())) == []
+
+
+def test_a_server_stopped_by_its_task_is_not_restarted(tmp_path):
+    log = tmp_path / 'm.server.log'
+    lines = []
+    with ModelServer(SERVE, ready_timeout=30, log_path=log, log=lines.append, poll_s=0.05):
+        pass
+    time.sleep(0.3)                        # several watcher polls
+    assert log.read_text().count('--- ') == 1 and not any('again' in line for line in lines)
+    assert alive(pids_in(log.read_text())) == []
+
+
 def test_a_server_never_ready_is_stopped_when_ready_timeout_runs_out(tmp_path):
     log = tmp_path / 'm.server.log'
     start = time.monotonic()
@@ -285,6 +322,38 @@ def test_a_server_never_ready_fails_the_task_and_is_stopped(official_data, tmp_p
     assert 'not ready within ready_timeout=2 s' in task_log
     pids = pids_in(server_log.read_text())
     assert len(pids) == 1 and alive(pids) == []
+
+
+@pytest.mark.slow
+def test_a_server_dying_mid_run_is_restarted_once_and_the_run_completes(official_data, tmp_path):
+    work = tmp_path / 'w'
+    # answers take 0.3 s, so a request is in flight when it dies: that one is asked again
+    command = SERVE + ['--data', str(DATA), '--delay', '0.3', '--die-after', '2', '--die-once', str(tmp_path / 'died')]
+    proc = run_cli([server_config(tmp_path, command, max_concurrency=1), '-w', work])
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    run_dir = only_run(work)
+    assert set(statuses(results(run_dir, 'api', 'val')).values()) == {'pass'}
+    task_log, server_log = infer_logs(run_dir)
+    text = server_log.read_text()
+    assert 'dying after 2 answers' in text and text.count('--- ') == 2
+    assert 'exited with code 3 during the run; starting it again' in task_log
+    assert alive(pids_in(text)) == []
+
+
+@pytest.mark.slow
+def test_a_server_dying_twice_fails_the_task_naming_its_log(official_data, tmp_path):
+    work = tmp_path / 'w'
+    command = SERVE + ['--data', str(DATA), '--delay', '0.3', '--die-after', '1']
+    proc = run_cli([server_config(tmp_path, command, max_concurrency=1), '-w', work])
+    assert proc.returncode == 1
+    run_dir = only_run(work)
+    task_log, server_log = infer_logs(run_dir)
+    assert 'exited with code 3 during the run, after 1 restart(s)' in task_log and str(server_log) in task_log
+    assert server_log.read_text().count('dying after 1 answers') == 2
+    assert re.search(r'infer/api\s+failed', proc.stdout) and re.search(r'eval/api/val\s+not run', proc.stdout)
+    # the answers of both starts are kept for -r
+    kept = {r['step_id'] for r in predictions(run_dir, 'api', 'val') if r.get('response')}
+    assert len(kept) == 2
 
 
 def serving_mid_inference(tmp_path, work):
