@@ -1,5 +1,5 @@
-"""Faults survived: a campaign of kills, double resumes, a full disk, a torn line and a hung model
-server, each against the loopback OpenAI-compatible server (tests/openai_server.py).
+"""Faults survived: a campaign of kills, double resumes, a full disk, a torn line, a hung model
+server and one that dies, each against the loopback OpenAI-compatible server (tests/openai_server.py).
 
     python benchmarks/faults.py            # as root for the full-disk case (it mounts a tmpfs)
 
@@ -22,6 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / 'tests')]
@@ -365,6 +366,43 @@ def hung_server(server, tmp, hang_step='19.1', timeout=1.0, retries=1, sample_id
     return _finish(server, case, cfg, work, reference)
 
 
+# ------------------------------------------------------------ case 5: a model server that dies
+SERVE = [sys.executable, str(ROOT / 'tests' / 'serve_openai.py'), '--port', '{port}', '--data', str(DATA)]
+
+
+def dying_server(server, tmp, sample_ids=SUBSET, die_after=3, delay=0.3):
+    """The model's own `server=` process exits after `die_after` answers, once: the task starts
+    it again on its port and the run goes on, the requests it cut off asked again. Requests are
+    the answers the server gave, read from its output over both of its starts (a request it was
+    answering when it died got none; the attempts refused while it restarted reached no model;
+    both are in `extra`). `server`, the in-process one, is unused."""
+    tmp = Path(tmp)
+
+    def config(name, *extra):
+        command = SERVE + ['--delay', str(delay), *extra]
+        return api_config_file(tmp, SimpleNamespace(base_url=None), name=name, sample_ids=list(sample_ids),
+                               model=dict(server=dict(command=command, ready_timeout=60), max_concurrency=2))
+    reference = run_cli([config('reference.py'), '-w', tmp / 'uninterrupted'])
+    assert reference.returncode == 0, reference.stdout[-2000:] + reference.stderr[-2000:]
+    case = Case('dying model server', needed=steps_needed(sample_ids))
+    cfg, work = config('cfg.py', '--die-after', str(die_after), '--die-once', str(tmp / 'died')), tmp / 'w'
+    done = run_cli([cfg, '-w', work])
+    case.exit_codes.append(done.returncode)
+    case.outputs.append((done.stdout, done.stderr))
+    case.faults.append(f'server= process exits after {die_after} answers')
+    if done.returncode == 0:
+        case.run_dir = only_run(work)
+        case.verdicts_equal = verdicts(case.run_dir) == verdicts(only_run(tmp / 'uninterrupted'))
+        logs = case.run_dir / 'logs' / 'infer'
+        case.requested = (logs / 'api.server.log').read_text().count('request 200')
+        case.lost_in_flight.append(0)       # nothing it answered was lost, so nothing paid twice
+        usage = json.loads((case.run_dir / 'predictions' / 'api' / 'usage.json').read_text())
+        case.extra['attempts'] = sum(part['requests'] for part in usage.values())
+        case.extra['restarts'] = (logs / 'api.out').read_text().count('starting it again')
+    case.extra['twice'] = twice_with_other_content(work)
+    return case
+
+
 def _header(step_id):
     from opencompass_scicode.datasets import SciCodeDataset
     return next(s.function_header for p in SciCodeDataset(path=str(DATA), split='validation').problems
@@ -384,7 +422,7 @@ def campaign(tmp, tmpfs_size='1m'):
     steps = all_steps(str(DATA))
     cases = []
     for name, run in (('kills', repeated_kills), ('double', double_resume), ('disk', None),
-                      ('torn', torn_line), ('hung', hung_server)):
+                      ('torn', torn_line), ('hung', hung_server), ('dying', dying_server)):
         folder = Path(tmp) / name
         folder.mkdir()
         with FakeOpenAI(steps, key=KEY) as server:

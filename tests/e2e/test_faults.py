@@ -93,3 +93,12 @@ def test_requests_that_never_answer_are_bounded_by_timeout_and_retries(official_
     assert case.exit_codes[0] == 1 and 'Traceback' not in out + err
     assert case.extra['hanging'] == 4            # 19.1 twice (timeout, one retry), in both datasets
     survived(case)
+
+
+def test_a_model_server_dying_mid_run_is_restarted_and_the_run_ends_as_an_uninterrupted_one(
+        official_data, server, tmp_path):
+    case = faults.dying_server(server, tmp_path)
+    survived(case)
+    assert case.extra['restarts'] == 1
+    assert case.requested == case.needed         # every step answered once: no answer paid twice
+    assert case.extra['attempts'] > case.needed  # the requests it cut off were sent again
