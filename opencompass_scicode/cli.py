@@ -60,8 +60,9 @@ def parse_args(argv, prog=None):
     """`prog` None: the name this was started by (`run.py`, `opencompass-scicode`). A command line
     starting with `run` is AgentCompass's (`run scicode scicode_tool_use MODEL ...`)."""
     agentcompass = bool(argv) and argv[0] == 'run'
+    prog = prog or argparse.ArgumentParser().prog          # argparse's own name for this program
     if agentcompass:
-        p = argparse.ArgumentParser(prog=f'{prog or argparse.ArgumentParser().prog} run',
+        p = argparse.ArgumentParser(prog=f'{prog} run',
                                     description='Evaluate a model on SciCode with AgentCompass\'s command line.')
         add_agentcompass_arguments(p)
         argv = argv[1:]
@@ -81,8 +82,7 @@ def parse_args(argv, prog=None):
         p.error('-p/--partition, -q/--qos and --retry go with --slurm')
     if args.slurm and not args.partition:
         p.error('--slurm needs -p PARTITION (sinfo lists them)')
-    prog_name = p.prog.rsplit(' run', 1)[0] if agentcompass else p.prog
-    args.command = f'python {prog_name}' if prog_name.endswith('.py') else prog_name
+    args.command = f'python {prog}' if prog.endswith('.py') else prog
     return args
 
 

@@ -51,11 +51,20 @@ class NoSpaceError(UserFacingError):
     was written before stays whole (appends are per record, other files replaced whole), so -r
     goes on once there is room."""
 
+    SAYS, UNWRITTEN = 'no space left on device: ', ' could not be written.'
+
     def __init__(self, path):
         self.path = path
-        super().__init__(f'no space left on device: {path} could not be written.\n'
+        super().__init__(f'{self.SAYS}{path}{self.UNWRITTEN}\n'
                          f'  fix: make room on that file system (or raise its quota), then continue '
                          f'with -r; what was saved is kept and only what is missing is asked again')
+
+    @classmethod
+    def path_in(cls, text):
+        """The path the last such error in `text` (a task's log, `error: ` before it) names, or None."""
+        said = [line.split(cls.SAYS, 1)[1] for line in text.splitlines()
+                if line.startswith('error: ' + cls.SAYS)]
+        return said[-1].removesuffix(cls.UNWRITTEN) if said else None
 
 
 def out_of_space(exc):

@@ -6,16 +6,17 @@ one that stopped early is not run. The table of tasks closes the launch, as the 
 progress bars go with it; the summarizer then prints its tables.
 """
 from dataclasses import dataclass
+from pathlib import Path
 
 from tabulate import tabulate
 
 from ..config import dump_config
+from ..errors import NoSpaceError
 from ..inference.preflight import check_stale_predictions
 from ..registry import build, build_dataset
 from ..results.agentcompass import write_agentcompass_files
 from ..runners.warm import shared_launchers
 from ..summarizers import SciCodeSummarizer
-from ..errors import NoSpaceError
 from ..tasks.contract import EXIT_NO_SPACE, TaskStatus
 from ..utils.runlock import RunLock
 from ..utils.secrets import redact_config
@@ -107,13 +108,9 @@ def run_stage(runner, run_dir, specs, stage, earlier):
 def _unwritten(status):
     """The file a task stopped on for lack of space, as its log names it (if the log got it)."""
     try:
-        with open(status.log_path, encoding='utf-8', errors='replace') as fh:
-            lines = fh.read().splitlines()
+        return NoSpaceError.path_in(Path(status.log_path).read_text(encoding='utf-8', errors='replace'))
     except OSError:
         return None
-    said = [line for line in lines if line.startswith('error: no space left on device: ')]
-    return said[-1].removeprefix('error: no space left on device: ').removesuffix(' could not be written.') \
-        if said else None
 
 
 def print_statuses(statuses):
