@@ -178,10 +178,13 @@ def _main(args):
     if args.dry_run:
         tasks = plan.dry_run()
         print(f'run directory: {plan.run_dir.root} (outputs below are relative to it)')
-        for abbr, data_dir, lines in plan.fetches:
-            print(f'dataset {abbr!r}: targets missing in {data_dir}/; a run fetches them first, trying in order:')
+        for abbr, data_dir, lines, what in plan.fetches:
+            print(f'dataset {abbr!r}: {what} missing in {data_dir}/; a run fetches them first, trying in order:')
             for line in lines:
                 print(f'  {line}')
+        waiting = [repr(abbr) for abbr, _, _, what in plan.fetches if what != 'targets']
+        if waiting:
+            print(f'tasks: listed once the problems of {", ".join(waiting)} are in place (they decide the tasks)')
         print_plan({stage: specs for stage, specs in tasks.items() if specs}, {d.abbr: d for d in plan.datasets},
                    {stage: runner for stage, (_, runner) in plan.stages.items()}, plan.run_dir.root)
         for line in server_lines(cfg):

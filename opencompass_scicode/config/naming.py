@@ -10,7 +10,8 @@ from ..registry import resolve_type
 
 
 def dataset_abbr(cfg):
-    return cfg.get('abbr') or default_dataset_abbr(cfg.get('split', 'validation'), cfg.get('with_bg', False))
+    return cfg.get('abbr') or default_dataset_abbr(cfg.get('split', 'validation'), cfg.get('with_bg', False),
+                                                   cfg.get('targets', 'official'))
 
 
 def model_abbr(cfg):

@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Optional, Union
 
 from ..errors import ConfigError, DataError
+from . import verified
 from .chain import PREFILLED_MODES
-from .files import DEFAULT_DATA_DIR, prepare_data
+from .files import DEFAULT_DATA_DIR, prepare_data, sha256_of
 
 SPLITS = {
     'validation': ('problems_dev.jsonl',),
@@ -23,7 +24,8 @@ UNCLASSIFIED = 'unclassified'
 ALL_CATEGORIES = 'all'
 
 # Which targets a dataset is scored against: 'official' (the official file, or what the search
-# order of targets/locate.py finds), or 'verified' (SciCode-Verified's corrected test_data_cleaned.h5).
+# order of targets/locate.py finds), or 'verified' (SciCode-Verified's corrected test_data_cleaned.h5,
+# with its corrected test problems, verified.py, in place of the official ones).
 TARGETS_MODES = ('official', 'verified')
 URL_SCHEMES = ('http://', 'https://', 'file://')
 
@@ -114,6 +116,8 @@ class SciCodeDataset:
     targets: str = 'official'
     targets_url: Optional[Union[str, list, tuple]] = None    # where missing targets are fetched from, in order
     targets_sha256: Optional[str] = None                     # what they must hash to (default: the mode's file)
+    problems_url: Optional[Union[str, list, tuple]] = None   # targets='verified': where corrected problems come from
+    problems_sha256: Optional[str] = None                    # what they must hash to (default: the published file)
     _problems: list = field(default=None, init=False, repr=False)
     _checked: bool = field(default=False, init=False, repr=False)
     _prefilled: dict = field(default_factory=dict, init=False, repr=False)
@@ -136,15 +140,15 @@ class SciCodeDataset:
         if self.targets not in TARGETS_MODES:
             raise ConfigError(f'unknown targets mode {self.targets!r}', key='targets',
                               fix=f'use one of {", ".join(map(repr, TARGETS_MODES))}')
-        for url in self.targets_urls:
-            if not (isinstance(url, str) and url.startswith(URL_SCHEMES)):
-                raise ConfigError(f'{url!r} is not a URL', key='targets_url',
-                                  fix='give an http(s):// or file:// URL, or a list of them (tried in order)')
-        if self.targets_sha256 is not None and not _is_sha256(self.targets_sha256):
-            raise ConfigError(f'{self.targets_sha256!r} is not a sha256 digest', key='targets_sha256',
-                              fix='give the 64 hex digits `sha256sum FILE` prints')
+        _check_sources(self.targets_urls, self.targets_sha256, 'targets')
+        _check_sources(self.problems_urls, self.problems_sha256, 'problems')
+        if (self.problems_url is not None or self.problems_sha256 is not None) and self.targets != 'verified':
+            key = 'problems_url' if self.problems_url is not None else 'problems_sha256'
+            raise ConfigError('only SciCode-Verified\'s corrected problems are fetched (the official ones '
+                              'come with the data files)', key=key,
+                              fix=f"set targets='verified', or remove {key}")
         if self.abbr is None:
-            self.abbr = default_dataset_abbr(self.split, self.with_bg)
+            self.abbr = default_dataset_abbr(self.split, self.with_bg, self.targets)
 
     @property
     def targets_urls(self):
@@ -152,8 +156,27 @@ class SciCodeDataset:
         return [self.targets_url] if isinstance(self.targets_url, str) else list(self.targets_url or ())
 
     @property
+    def problems_urls(self):
+        """problems_url as a list (empty: the published file)."""
+        return [self.problems_url] if isinstance(self.problems_url, str) else list(self.problems_url or ())
+
+    @property
     def data_dir(self):
         return Path(self.path)
+
+    @property
+    def verified_problems_path(self):
+        """Where SciCode-Verified's corrected test problems are read from in place of the official
+        ones; None when this dataset reads official problems only (official targets, or a
+        validation split, which SciCode-Verified did not republish)."""
+        if self.targets != 'verified' or verified.REPLACES not in SPLITS[self.split]:
+            return None
+        return self.data_dir / verified.PROBLEMS_NAME
+
+    @property
+    def problems_kind(self):
+        """What its problems are, as results and tables say: 'verified' or 'official'."""
+        return 'verified' if self.verified_problems_path else 'official'
 
     def ensure_files(self, allow_download=True):
         if self._checked:
@@ -177,8 +200,11 @@ class SciCodeDataset:
         self.ensure_files()
         problems = []
         for name in SPLITS[self.split]:
-            for record in read_jsonl(self.data_dir / name):
-                problems.append(_parse_problem(record, name))
+            path = self.data_dir / name
+            if name == verified.REPLACES and self.verified_problems_path:
+                path = self._checked_verified_problems()
+            for record in read_jsonl(path):
+                problems.append(_parse_problem(record, path.name))
         problems = self._of_category(problems)
         if self.sample_ids is None:
             return problems
@@ -192,6 +218,23 @@ class SciCodeDataset:
                 fix=f'pick ids from: {", ".join(sorted(known, key=_id_key))}')
         keep = set(wanted)
         return [p for p in problems if p.problem_id in keep]
+
+    def _checked_verified_problems(self):
+        """The corrected problems file, present and (with verify_sha256) the one pinned."""
+        path = self.verified_problems_path
+        if not path.is_file():
+            raise DataError(f'dataset {self.abbr!r} (targets=\'verified\') reads SciCode-Verified\'s corrected '
+                            f'problems from {path}, which does not exist.\n  fix: '
+                            f'{verified.manual_steps(self.data_dir)}')
+        expected = self.problems_sha256 or verified.PROBLEMS_SHA256
+        if self.verify_sha256 and (digest := sha256_of(path)) != expected.lower():
+            pinned = 'the digest problems_sha256= pins' if self.problems_sha256 else 'the published file\'s'
+            raise DataError(f'dataset {self.abbr!r}: {path} has sha256 {digest}, not {expected} '
+                            f'({pinned}).\n  fix: delete it and fetch it again '
+                            f'({verified.manual_steps(self.data_dir)}), pin another release with '
+                            f'problems_sha256=, or set reader_cfg=dict(verify_sha256=False) to use '
+                            f'modified problems on purpose')
+        return path
 
     def _of_category(self, problems):
         """The problems of the chosen categories (an exact match; a list is their union)."""
@@ -231,6 +274,17 @@ class SciCodeDataset:
         return sum(len(p.scored_steps) for p in self.problems)
 
 
+def _check_sources(urls, sha256, what):
+    """`<what>_url` and `<what>_sha256` of a dataset: URLs, and a digest."""
+    for url in urls:
+        if not (isinstance(url, str) and url.startswith(URL_SCHEMES)):
+            raise ConfigError(f'{url!r} is not a URL', key=f'{what}_url',
+                              fix='give an http(s):// or file:// URL, or a list of them (tried in order)')
+    if sha256 is not None and not _is_sha256(sha256):
+        raise ConfigError(f'{sha256!r} is not a sha256 digest', key=f'{what}_sha256',
+                          fix='give the 64 hex digits `sha256sum FILE` prints')
+
+
 def _is_sha256(text):
     return isinstance(text, str) and len(text) == 64 and all(c in '0123456789abcdefABCDEF' for c in text)
 
@@ -239,5 +293,7 @@ def _id_key(pid):
     return (0, int(pid)) if pid.isdigit() else (1, pid)
 
 
-def default_dataset_abbr(split, with_bg):
-    return f'scicode_{split}' + ('_with_background' if with_bg else '')
+def default_dataset_abbr(split, with_bg, targets='official'):
+    # A verified dataset's name says so: its scores are never read as official ones.
+    return (f'scicode_{split}' + ('_verified' if targets == 'verified' else '')
+            + ('_with_background' if with_bg else ''))

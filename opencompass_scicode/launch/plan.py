@@ -73,6 +73,10 @@ def plan_run(cfg, options, warn=print, note=print):
     # Missing targets are fetched here, before any model is built or asked anything.
     fetching = Fetching(allowed=options.download, dry_run=options.dry_run, say=warn)
     datasets = ready_datasets(cfg['datasets'], scoring='eval' in stages, fetching=fetching) if stages else []
+    if len(datasets) < len(cfg['datasets']) and stages:
+        # A dry run that would fetch a dataset's problems first cannot read them yet, so it lists
+        # what it would fetch and no task (fetches names the datasets).
+        return RunPlan(cfg, run_dir, reuse, {}, {}, datasets, fetches=fetching.planned)
     # scoring and summaries never ask a model anything
     models = ready_models(cfg['models'], datasets, cfg['datasets']) if 'infer' in stages else []
     if reuse and 'infer' in stages and not options.discard_stale:

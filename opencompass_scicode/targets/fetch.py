@@ -5,7 +5,9 @@ never the final name; download.py resumes it with HTTP Range after a cut connect
 killed run). Once whole, it is checked (sha256 for a file; an archive's CRCs, and its digest
 or the digest of the test_data.h5 it holds where one is expected) and only then moved into
 place: test_data.h5 (or SciCode-Verified's test_data_cleaned.h5) in the data directory, or,
-for OpenCompass's per-step archive, the folder test_data/ the search of locate.py finds. A
+for OpenCompass's per-step archive, the folder test_data/ the search of locate.py finds.
+SciCode-Verified's corrected problems (datasets/verified.py) are fetched the same way, before
+its dataset's problems are read. A
 check that fails deletes the download and the next source is tried; when none delivers,
 DataError (exit 2) names each source, what it answered, and the manual steps.
 
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..datasets import verified
 from ..datasets.files import DEFAULT_DATA_DIR, H5_NAME, find_official_h5, sha256_of
 from ..errors import DataError
 from ..utils.fingerprint import fingerprint
@@ -30,7 +33,7 @@ from . import per_step
 from .download import FetchFailed, download
 from .locate import manual_steps, remember_digest, wanted_file
 from .meter import Meter, size_text
-from .sources import NAMED, VERIFIED_NAME, sources_for
+from .sources import NAMED, VERIFIED_NAME, problem_sources, sources_for
 
 OFFLINE_ENV = 'SCICODE_OFFLINE'
 HDF5_MAGIC = b'\x89HDF\r\n\x1a\n'
@@ -84,13 +87,16 @@ def _mismatch(what, expected, actual):
                     f'was deleted')
 
 
-def _install_h5(partial, final, expected, digest=None):
-    digest = digest or sha256_of(partial)
+def _install_checked(partial, final, expected, remember=True):
+    """`partial` renamed to `final` if it hashes to `expected` (None: anything), else deleted.
+    `remember`: keep its digest beside it (a 1 GB file's sha256 takes seconds to compute again)."""
+    digest = sha256_of(partial)
     if expected and digest != expected:
         partial.unlink()
         raise _mismatch(final.name, expected, digest)
     os.replace(partial, final)
-    remember_digest(final, digest)
+    if remember:
+        remember_digest(final, digest)
     return final
 
 
@@ -112,7 +118,7 @@ def _install_archive(partial, data_dir, source):
             final = data_dir / Path(single[0].filename).name
             inner = final.with_name(final.name + '.unpacking')
             _extract(partial, single[0], inner)
-            return _install_h5(inner, final, None if pinned else source.sha256)
+            return _install_checked(inner, final, None if pinned else source.sha256)
         if not names:
             raise FetchFailed(f'the archive holds no .h5 files (is it OpenCompass\'s {per_step.ZIP_NAME}?)')
         if source.sha256 and not pinned:
@@ -142,6 +148,8 @@ def _install_per_step(zip_path, data_dir):
 def install(partial, data_dir, source):
     """The checked download moved into place; its path. FetchFailed (download deleted) if it is
     not what `source` promises."""
+    if source.file_name == verified.PROBLEMS_NAME:     # text: its digest is the whole check
+        return _install_checked(partial, data_dir / source.file_name, source.sha256, remember=False)
     kind = _kind_of(partial)
     if kind == 'zip':
         return _install_archive(partial, data_dir, source)
@@ -149,7 +157,7 @@ def install(partial, data_dir, source):
         partial.unlink()
         raise FetchFailed('what arrived is neither an HDF5 file nor a zip archive; the download was deleted')
     name = source.file_name if source.file_name.endswith('.h5') else H5_NAME
-    return _install_h5(partial, data_dir / name, source.sha256)
+    return _install_checked(partial, data_dir / name, source.sha256)
 
 
 def fetch_one(data_dir, source, timeout=None, stream=None):
@@ -182,7 +190,7 @@ def fetch(data_dir, sources, timeout=None, stream=None):
 class FetchError(DataError):
     def __init__(self, errors):
         self.errors = errors
-        super().__init__('no source delivered the targets:\n' + '\n'.join(f'  - {e}' for e in errors))
+        super().__init__('no source delivered them:\n' + '\n'.join(f'  - {e}' for e in errors))
 
 
 def describe(sources):
@@ -195,9 +203,9 @@ def describe(sources):
 # ------------------------------------------------------------------ within a run
 @dataclass
 class Fetching:
-    """What a run may do about missing targets: fetch them (`allowed`; --no-download and
-    SCICODE_OFFLINE=1 turn it off), or, with `dry_run`, only say what it would fetch
-    (`planned` collects the lines; nothing is written)."""
+    """What a run may do about missing targets (and SciCode-Verified's corrected problems): fetch
+    them (`allowed`; --no-download and SCICODE_OFFLINE=1 turn it off), or, with `dry_run`, only
+    say what it would fetch (`planned` collects (abbr, data dir, lines, what); nothing is written)."""
     allowed: bool = True
     dry_run: bool = False
     say: Callable = print
@@ -206,22 +214,29 @@ class Fetching:
     def ensure(self, dataset):
         """True when `dataset`'s targets are in place (fetched now if needed); False when a
         dry run would fetch them."""
-        sources = needed_sources(dataset)
+        return self._obtain(dataset, needed_sources(dataset), missing_text(dataset), manual_steps(dataset),
+                            'targets')
+
+    def ensure_problems(self, dataset):
+        """True when `dataset`'s problems can be read (SciCode-Verified's corrected problems
+        fetched now if missing); False when a dry run would fetch them first."""
+        return self._obtain(dataset, needed_problem_sources(dataset), problems_missing_text(dataset),
+                            verified.manual_steps(dataset.data_dir), 'corrected problems')
+
+    def _obtain(self, dataset, sources, missing, fix, what):
         if sources is None:
             return True
         if self.dry_run:
-            self.planned.append((dataset.abbr, dataset.data_dir, describe(sources)))
+            self.planned.append((dataset.abbr, dataset.data_dir, describe(sources), what))
             return False
         if not self.allowed or offline():
             why = '--no-download' if not self.allowed else f'{OFFLINE_ENV}=1'
-            raise DataError(f'{missing_text(dataset)}; fetching is turned off ({why}).\n'
-                            f'  fix: {manual_steps(dataset)}')
-        self.say(f'dataset {dataset.abbr!r}: {missing_text(dataset)}; fetching them first '
-                 f'(no model is asked anything before they are in place)')
+            raise DataError(f'{missing}; fetching is turned off ({why}).\n  fix: {fix}')
+        self.say(f'{missing}; fetching them first (no model is asked anything before they are in place)')
         try:
             fetch(dataset.data_dir, sources)
         except FetchError as exc:
-            raise DataError(f'{missing_text(dataset)}, and {exc}\n  fix: {manual_steps(dataset)}') from None
+            raise DataError(f'{missing}, and {exc}\n  fix: {fix}') from None
         return True
 
 
@@ -242,16 +257,48 @@ def needed_sources(dataset):
     return sources_for(dataset.targets, dataset.targets_urls, dataset.targets_sha256)
 
 
+def needed_problem_sources(dataset):
+    """The sources of SciCode-Verified's corrected problems when `dataset` reads them and they
+    are not in its data directory yet; else None."""
+    path = dataset.verified_problems_path
+    if path is None or path.is_file():
+        return None
+    return problem_sources(dataset.problems_urls, dataset.problems_sha256)
+
+
 def missing_text(dataset):
     return (f'dataset {dataset.abbr!r} (split {dataset.split!r}) needs {wanted_file(dataset)}, '
             f'which is not in {dataset.data_dir}/')
 
 
+def problems_missing_text(dataset):
+    return (f'dataset {dataset.abbr!r} (split {dataset.split!r}, targets=\'verified\') reads '
+            f'SciCode-Verified\'s corrected problems, {verified.PROBLEMS_NAME} (sha256 '
+            f'{(dataset.problems_sha256 or verified.PROBLEMS_SHA256)[:12]}...), which is not in {dataset.data_dir}/')
+
+
 # ------------------------------------------------------------------ alone, on a login node
+def _check_file(path, expected, name, hint=''):
+    """--check of one file: 0 if it hashes to `expected`, else 2 with what to do."""
+    if not path.is_file():
+        print(f'error: {path} does not exist; fetch it with python -m opencompass_scicode.targets.fetch'
+              f'{" --source verified" if name == "verified" else ""}', file=sys.stderr)
+        return 2
+    digest = sha256_of(path)
+    if digest != expected:
+        print(f'error: {path}: sha256 {digest}, expected {expected}{hint}.\n  fix: delete it and fetch '
+              f'it again', file=sys.stderr)
+        return 2
+    if path.suffix == '.h5':
+        remember_digest(path, digest)
+    print(f'{path}: sha256 {digest} is the {name} file')
+    return 0
+
+
 def _check(data_dir, name):
-    """--check: the file in place against its published digest."""
+    """--check: the files in place against their published digests."""
     from .sources import H5_SIZE, OFFICIAL, VERIFIED_SHA256
-    path = Path(data_dir) / (VERIFIED_NAME if name == 'verified' else H5_NAME)
+    data_dir = Path(data_dir)
     if name == 'opencompass':
         folder = per_step.found_in(data_dir)
         if folder is None:
@@ -260,28 +307,31 @@ def _check(data_dir, name):
         print(f'{folder}: {len(per_step.step_ids_in(folder))} step files (OpenCompass publishes no digest '
               f'for them; a run checks that they cover its steps)')
         return 0
-    if not path.is_file():
-        print(f'error: {path} does not exist; fetch it with python -m opencompass_scicode.targets.fetch'
-              f'{" --source verified" if name == "verified" else ""}', file=sys.stderr)
-        return 2
-    expected = VERIFIED_SHA256 if name == 'verified' else OFFICIAL.sha256
-    digest = sha256_of(path)
-    if digest != expected:
-        size = path.stat().st_size
-        hint = f' (its size is {size:,} bytes; the official file has {H5_SIZE:,})' if name == 'official' else ''
-        print(f'error: {path}: sha256 {digest}, expected {expected}{hint}.\n  fix: delete it and fetch '
-              f'it again', file=sys.stderr)
-        return 2
-    remember_digest(path, digest)
-    print(f'{path}: sha256 {digest} is the {name} file')
-    return 0
-
-
-def _already_there(data_dir, name):
     if name == 'verified':
-        path = data_dir / VERIFIED_NAME
-        return path if path.is_file() else None
-    return find_official_h5(data_dir) or per_step.found_in(data_dir)
+        return max(_check_file(data_dir / VERIFIED_NAME, VERIFIED_SHA256, name),
+                   _check_file(data_dir / verified.PROBLEMS_NAME, verified.PROBLEMS_SHA256, name))
+    path = data_dir / H5_NAME
+    size = path.stat().st_size if path.is_file() else 0
+    return _check_file(path, OFFICIAL.sha256, name,
+                       f' (its size is {size:,} bytes; the official file has {H5_SIZE:,})')
+
+
+def _wanted(args, data_dir):
+    """[(what, sources, the file or folder already there or None)] that --source asks for."""
+    mode = 'verified' if args.source == 'verified' else 'official'
+    sources = sources_for(mode, args.url or (), args.sha256)
+    if args.source == 'opencompass' and not args.url:
+        sources = [s for s in sources if s.label == 'opencompass']
+    if mode == 'official':
+        return [('targets', sources, find_official_h5(data_dir) or per_step.found_in(data_dir))]
+    problems = data_dir / verified.PROBLEMS_NAME
+    return [('targets', sources, _is_file(data_dir / VERIFIED_NAME)),
+            ('corrected problems', problem_sources(args.problems_url or (), args.problems_sha256),
+             _is_file(problems))]
+
+
+def _is_file(path):
+    return path if path.is_file() else None
 
 
 def main(argv=None):
@@ -292,41 +342,52 @@ def main(argv=None):
     parser.add_argument('--source', choices=sorted(NAMED), default='official',
                         help='official: the official test_data.h5 (Google Drive), then OpenCompass\'s '
                              'archive; opencompass: only the archive; verified: SciCode-Verified\'s '
-                             'test_data_cleaned.h5')
+                             'test_data_cleaned.h5 and its corrected test problems')
     parser.add_argument('--data-dir', default=DEFAULT_DATA_DIR, help='the SciCode data directory')
     parser.add_argument('--url', action='append', help='fetch from this URL instead (a mirror; repeat '
                                                        'for more, tried in order), as targets_url= does')
     parser.add_argument('--sha256', help='what the file must hash to, as targets_sha256= (default: the '
                                          'source\'s published digest)')
+    parser.add_argument('--problems-url', action='append',
+                        help='--source verified: fetch the corrected problems from this URL instead, as '
+                             'problems_url= does')
+    parser.add_argument('--problems-sha256', help='--source verified: what the corrected problems must hash '
+                                                  'to, as problems_sha256= does')
     parser.add_argument('--check', action='store_true', help='verify the file already there; fetch nothing')
     parser.add_argument('--dry-run', action='store_true', help='say what would be fetched; fetch nothing')
     args = parser.parse_args(argv)
+    if (args.problems_url or args.problems_sha256) and args.source != 'verified':
+        parser.error('--problems-url and --problems-sha256 go with --source verified (only SciCode-Verified '
+                     'republished the problems)')
     data_dir = Path(args.data_dir)
     if args.check:
         return _check(data_dir, args.source)
-    mode = 'verified' if args.source == 'verified' else 'official'
-    sources = sources_for(mode, args.url or (), args.sha256)
-    if args.source == 'opencompass' and not args.url:
-        sources = [s for s in sources if s.label == 'opencompass']
-    there = _already_there(data_dir, args.source)
-    if there:
-        print(f'{there} is already there (check it with --check)')
+    wanted = _wanted(args, data_dir)
+    for what, _, there in wanted:
+        if there:
+            print(f'{there} is already there (check it with --check)')
+    wanted = [(what, sources) for what, sources, there in wanted if not there]
+    if not wanted:
         return 0
     if args.dry_run:
-        print(f'would fetch into {data_dir}/, trying in order:')
-        for line in describe(sources):
-            print(f'  {line}')
+        for what, sources in wanted:
+            print(f'would fetch the {what} into {data_dir}/, trying in order:')
+            for line in describe(sources):
+                print(f'  {line}')
         return 0
-    fix = manual_steps(None, data_dir, mode == 'verified')
+    fix = manual_steps(None, data_dir, args.source == 'verified')
+    if args.source == 'verified':
+        fix += f'\n  and {verified.manual_steps(data_dir)}'
     if offline():
         print(f'error: {OFFLINE_ENV}=1: fetching is turned off.\n  fix: {fix}', file=sys.stderr)
         return 2
-    try:
-        path = fetch(data_dir, sources)
-    except FetchError as exc:
-        print(f'error: {exc}\n  fix: {fix}', file=sys.stderr)
-        return 2
-    print(f'targets ready: {path}')
+    for what, sources in wanted:
+        try:
+            path = fetch(data_dir, sources)
+        except FetchError as exc:
+            print(f'error: {exc}\n  fix: {fix}', file=sys.stderr)
+            return 2
+        print(f'{what} ready: {path}')
     return 0
 
 

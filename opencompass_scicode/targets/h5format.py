@@ -78,6 +78,8 @@ def read_test_target(test_group):
 def read_step_targets(h5_path, step_id, n_tests):
     """The `targets` list the official test program sees for one step."""
     out = []
+    if not n_tests:         # nothing to read: a step without tests may have no entry, or no file
+        return out
     with h5py.File(h5_path, 'r') as fh:
         for k in range(1, n_tests + 1):
             path = f'{step_id}/test{k}'

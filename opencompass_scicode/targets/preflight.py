@@ -13,20 +13,25 @@ from .locate import check_coverage, missing_regenerated, plan_targets
 
 def ready_datasets(dataset_cfgs, scoring, fetching=None):
     """The datasets of the config's entries, their problems loaded (fetching the data files
-    if needed, checking sample_ids); with `scoring`, their targets are in place (`fetching`
-    says whether missing ones may be fetched, or only planned in a dry run) and cover them."""
+    and SciCode-Verified's corrected problems if needed, checking sample_ids); with `scoring`,
+    their targets are in place (`fetching` says whether missing ones may be fetched, or only
+    planned in a dry run) and cover them. A dry run leaves out a dataset whose problems it
+    would fetch first: they cannot be read yet (`fetching.planned` names it)."""
     fetching = fetching or Fetching()
     datasets = []
     for i, ds_cfg in enumerate(dataset_cfgs):
         key = f'datasets[{i}]'
         dataset = build_dataset(ds_cfg, key=key)
-        try:
-            dataset.problems  # loads (and fetches) the data, checks sample_ids
-        except ConfigError as exc:
-            raise exc.within(key=key) from None
-        if scoring and fetching.ensure(dataset):
+        readable = fetching.ensure_problems(dataset)
+        if readable:
+            try:
+                dataset.problems  # loads (and fetches) the data, checks sample_ids
+            except ConfigError as exc:
+                raise exc.within(key=key) from None
+        if scoring and fetching.ensure(dataset) and readable:
             check_coverage(dataset)
-        datasets.append(dataset)
+        if readable:
+            datasets.append(dataset)
     return datasets
 
 

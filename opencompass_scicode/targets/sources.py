@@ -5,12 +5,14 @@ Facts, not code: the official SciCode package downloads test_data.h5 by a Google
 publishes its per-step archive on its storage repository's release page (no digest published);
 SciCode-Verified publishes its corrected test_data_cleaned.h5 on the Hugging Face hub at a
 pinned revision, mirrored byte for byte on its GitHub release, with the sha256 below (pinned
-by harnesses that fetch that revision). A dataset's `targets_url=` replaces these defaults.
+by harnesses that fetch that revision), beside the corrected problems of datasets/verified.py.
+A dataset's `targets_url=` (`problems_url=`) replaces these defaults.
 """
 from dataclasses import dataclass
 from typing import Optional
 from urllib.parse import urlsplit
 
+from ..datasets import verified
 from ..datasets.files import H5_NAME, H5_SHA256
 from . import per_step
 
@@ -22,9 +24,8 @@ OPENCOMPASS_URL = f'https://github.com/open-compass/storage/releases/download/v0
 
 VERIFIED_NAME = 'test_data_cleaned.h5'
 VERIFIED_SHA256 = '8fb6e575b7b6dda5e48b04dea338fc6af4fe185774b8f19221c96945df9b4142'
-VERIFIED_REVISION = 'eea11a866be6860725258702b39ef8651ed26abd'
 VERIFIED_URLS = (
-    f'https://huggingface.co/datasets/shhu2001/SciCode-Verified/resolve/{VERIFIED_REVISION}/{VERIFIED_NAME}',
+    f'{verified.HUB_FILES}/{VERIFIED_NAME}',
     f'https://github.com/flyingwagner/scicode-verified/releases/download/data/{VERIFIED_NAME}',
 )
 
@@ -73,3 +74,12 @@ def sources_for(mode, urls=(), sha256=None):
     if sha256:
         chosen = [Source(s.label, s.url, s.file_name, sha256, None) for s in chosen]
     return list(chosen)
+
+
+def problem_sources(urls=(), sha256=None):
+    """The sources tried, in order, for SciCode-Verified's corrected problems: a dataset's own
+    `urls` (problems_url) if any, else the published file and its mirror; each must hash to
+    `sha256` (problems_sha256), else to the published digest."""
+    expected = sha256 or verified.PROBLEMS_SHA256
+    label = 'problems_url' if urls else 'verified problems'
+    return [Source(label, url, verified.PROBLEMS_NAME, expected) for url in (urls or verified.PROBLEMS_URLS)]

@@ -3,6 +3,7 @@ file server) before any model is asked, resumes a download its killed predecesso
 stops with exit 2, nothing installed and no model asked, when the file is not the one pinned,
 when fetching is off, or (dry run) says what it would fetch and writes nothing."""
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -114,3 +115,64 @@ def test_a_wrong_digest_stops_before_any_request_with_both_digests(tmp_path, ser
         assert len(files.log) == 1
     assert sorted(p.name for p in data_dir.iterdir()) == before
     assert not (tmp_path / 'w').exists() and server.log == []
+
+
+def corrected(problems_file, keep, note, broken):
+    """A corrected problems file as SciCode-Verified publishes one: the official records of the
+    problems `keep` (others dropped), each step's description with `note` added, and the first
+    test of step `broken` rewritten (here into one no code passes, so its verdict shows whose
+    tests ran)."""
+    out = []
+    for line in problems_file.read_text().splitlines():
+        record = json.loads(line)
+        if record['problem_id'] not in keep:
+            continue
+        for step in record['sub_steps']:
+            step['step_description_prompt'] += note
+            if step['step_number'] == broken:
+                step['test_cases'][0] = 'assert False, "the corrected test"'
+        out.append(json.dumps(record) + '\n')
+    return ''.join(out).encode()
+
+
+@pytest.mark.slow
+def test_a_verified_run_fetches_the_corrected_problems_and_targets_then_scores_with_them(tmp_path, served, server):
+    """targets='verified' on the test split: the corrected problems and targets are both fetched
+    before any request; prompts, tests and the problem set are the corrected file's."""
+    note = ' (Corrected: returns a float.)'
+    problems = corrected(DATA / 'problems_dev.jsonl', keep={'19', '29'}, note=note, broken='29.2')
+    data_dir = data_dir_without_targets(tmp_path)
+    before = sorted(p.name for p in data_dir.iterdir())
+    with FileServer({'/test_data_cleaned.h5': served, '/p.jsonl': problems}) as files:
+        cfg = tmp_path / 'cfg.py'
+        cfg.write_text(textwrap.dedent(f'''
+            from opencompass_scicode.datasets import SciCodeDataset
+            from opencompass_scicode.evaluation import SciCodeEvaluator
+            from opencompass_scicode.models import OpenAIChatModel
+            models = [dict(type=OpenAIChatModel, abbr='api', path='test-model', base_url={server.base_url!r},
+                           key={KEY!r}, retries=1, timeout=30)]
+            datasets = [dict(type=SciCodeDataset, path={str(data_dir)!r}, split='test', targets='verified',
+                             targets_url={files.url('/test_data_cleaned.h5')!r}, targets_sha256={sha(served)!r},
+                             problems_url={files.url('/p.jsonl')!r}, problems_sha256={sha(problems)!r},
+                             eval_cfg=dict(evaluator=dict(type=SciCodeEvaluator, timeout=300)))]
+        '''))
+        dry = run_cli([cfg, '-w', tmp_path / 'w', '--dry-run'])
+        assert dry.returncode == 0, dry.stderr[-2000:]
+        assert "'scicode_test_verified': corrected problems missing" in dry.stdout
+        assert "'scicode_test_verified': targets missing" in dry.stdout and 'tasks: listed once' in dry.stdout
+        assert files.log == [] and sorted(p.name for p in data_dir.iterdir()) == before
+        off = run_cli([cfg, '-w', tmp_path / 'w', '--no-download'])
+        assert off.returncode == 2 and 'corrected problems' in off.stderr and 'shhu2001/SciCode-Verified' in off.stderr
+        assert 'Traceback' not in off.stderr and files.log == []
+        done = run_cli([cfg, '-w', tmp_path / 'w'])
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert sorted(e['path'] for e in files.log) == ['/p.jsonl', '/test_data_cleaned.h5']
+    assert server.log and min(e['time'] for e in server.log) > max(e['end'] for e in files.log)
+    assert all(note in json.dumps(e['body']) for e in server.log)         # the corrected prompts
+    assert sorted(p.name for p in data_dir.iterdir()) == sorted(
+        before + ['problems_test_verified.jsonl', 'test_data_cleaned.h5', 'test_data_cleaned.h5.sha256.json'])
+    res = results(only_run(tmp_path / 'w'), 'api', 'scicode_test_verified')
+    assert res['targets'] == 'verified'
+    assert [p['problem_id'] for p in res['problems']] == ['19', '29']
+    verdicts = statuses(res)
+    assert verdicts.pop('29.2') == 'fail' and set(verdicts.values()) == {'pass'} and len(verdicts) == 4

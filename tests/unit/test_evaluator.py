@@ -91,6 +91,30 @@ def test_timeout_missing_prediction_error_and_missing_target(tiny):
     assert statuses(result)['901.1'] == 'eval_error'
 
 
+def test_a_scored_step_without_tests_needs_no_targets_and_passes_when_its_program_runs(tmp_path):
+    """SciCode-Verified's 72.6 lost its tests (a later step checks it) but stays scored: as in
+    both harnesses, its program runs with no test after it, and no targets entry is needed."""
+    from opencompass_scicode.targets.locate import uncovered_steps
+    problems = [{'problem_id': '951', 'problem_name': 'x', 'required_dependencies': 'import numpy as np',
+                 'sub_steps': [step('951.1', 'Square.', 'def sq(x):', '    return y', [],
+                                    gold='def sq(x):\n    y = x * x\n    return y'),
+                               step('951.2', 'Cube.', 'def cube(x):', '    return z',
+                                    ['assert np.allclose(cube(2), target)'],
+                                    gold='def cube(x):\n    z = sq(x) * x\n    return z')]}]
+    ds = tiny_dataset(make_data_dir(tmp_path / 'd', problems))
+    h5 = tmp_path / 'targets.h5'
+    with h5py.File(h5, 'w') as fh:
+        write_step_targets(fh, '951.2', [8])
+    targets = Targets('verified', h5, frozenset({'951.2'}))
+    assert uncovered_steps(ds, h5) == []
+    result = SciCodeEvaluator(timeout=60).evaluate(ds, gold_predictions(ds), targets)
+    assert statuses(result) == {'951.1': 'pass', '951.2': 'pass'}
+    broken = gold_predictions(ds)
+    broken['951.1']['code'] = 'def sq(x):\n    return x * x\nraise ValueError("broken at import")\n'
+    result = SciCodeEvaluator(timeout=60).evaluate(ds, broken, targets)
+    assert statuses(result)['951.1'] == 'fail'
+
+
 def test_results_attach_to_the_right_step_whatever_the_completion_order(tmp_path):
     # Step k sleeps (5-k)/10 s so later steps finish first; each test checks its own identity.
     n = 5

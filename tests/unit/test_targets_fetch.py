@@ -260,3 +260,122 @@ def test_h5py_file_naming_the_default_place_is_fetched_there(tmp_path, targets_b
     assert [s.label for s in needed_sources(default)] == ['official', 'opencompass']
     own = tiny_dataset(data_dir, split='test', h5py_file=str(tmp_path / 'mine.h5'))
     assert needed_sources(own) is None          # the user's own file: never fetched over
+
+
+# ------------------------------------------------------------------ SciCode-Verified's corrected problems
+def corrected_problems():
+    """TINY_PROBLEMS as a correction would publish them: problem 901 dropped, 900.2's
+    description made precise and its second test rewritten."""
+    import copy
+    import json
+    fixed = copy.deepcopy(TINY_PROBLEMS[:1])
+    step = fixed[0]['sub_steps'][1]
+    step['step_description_prompt'] += ' The result is a float.'
+    step['test_cases'][1] = 'x = twice(2.5)\nassert np.allclose(x, target)'
+    return ''.join(json.dumps(p) + '\n' for p in fixed).encode()
+
+
+def verified_test_dataset(data_dir, **kw):
+    return tiny_dataset(data_dir, split='test', targets='verified', **kw)
+
+
+def test_verified_test_problems_are_read_from_the_corrected_file(tmp_path):
+    from opencompass_scicode.datasets import SciCodeDataset
+    data_dir = make_data_dir(tmp_path / 'data', TINY_PROBLEMS, name='problems_all.jsonl')
+    served = corrected_problems()
+    (data_dir / 'problems_test_verified.jsonl').write_bytes(served)
+    official = tiny_dataset(data_dir, split='test')
+    assert [p.problem_id for p in official.problems] == ['900', '901']
+    fixed = verified_test_dataset(data_dir)
+    assert [p.problem_id for p in fixed.problems] == ['900'] and fixed.scored_step_count == 2
+    assert fixed.problems[0].source == 'problems_test_verified.jsonl'
+    assert fixed.problems[0].steps[1].test_cases[1].startswith('x = twice(2.5)')
+    assert fixed.abbr == 'scicode_test_verified' and official.abbr == 'scicode_test'
+    # `all`: the corrected test problems, then the official validation ones; validation alone
+    # keeps the official problems (SciCode-Verified republished none)
+    make_data_dir(data_dir, [dict(TINY_PROBLEMS[1], problem_id='950')], name='problems_dev.jsonl')
+    assert [p.problem_id for p in tiny_dataset(data_dir, split='all', targets='verified').problems] == ['900', '950']
+    assert tiny_dataset(data_dir, targets='verified').verified_problems_path is None
+    # pinned: the file must hash to the digest (the published one by default)
+    pinned = dict(path=str(data_dir), split='test', targets='verified', prepare=False)
+    assert SciCodeDataset(problems_sha256=sha(served), **pinned).problems[0].problem_id == '900'
+    with pytest.raises(DataError, match=f'has sha256 {sha(served)}, not 427771cb8bce') as info:
+        SciCodeDataset(**pinned).problems
+    assert 'delete it and fetch it again' in str(info.value)
+    (data_dir / 'problems_test_verified.jsonl').unlink()
+    with pytest.raises(DataError, match=r'reads SciCode-Verified\'s corrected problems from .*does not exist'
+                                        r'.*\n  fix: download data/problems_test.jsonl'):
+        verified_test_dataset(data_dir).problems
+
+
+def test_verified_problems_are_fetched_checked_and_named_before_they_are_read(tmp_path):
+    from opencompass_scicode.targets.fetch import needed_problem_sources
+    data_dir = make_data_dir(tmp_path / 'data', TINY_PROBLEMS, name='problems_all.jsonl')
+    served = corrected_problems()
+    published = needed_problem_sources(verified_test_dataset(data_dir))
+    assert [s.url.split('/')[2] for s in published] == ['huggingface.co', 'raw.githubusercontent.com']
+    assert {s.sha256 for s in published} == {'427771cb8bceb5058e8b510af0ee2c8210827a1491e0cdf8e6db56d4ed1440ba'}
+    assert needed_problem_sources(tiny_dataset(data_dir, split='test')) is None       # official problems
+    assert needed_problem_sources(tiny_dataset(data_dir, targets='verified')) is None  # validation
+    with FileServer({'/p.jsonl': served}, cuts=[len(served) // 2]) as srv:
+        wrong = verified_test_dataset(data_dir, problems_url=srv.url('/p.jsonl'), problems_sha256='3' * 64)
+        with pytest.raises(DataError) as info:
+            Fetching(say=lambda text: None).ensure_problems(wrong)
+        assert '3' * 64 in str(info.value) and sha(served) in str(info.value)
+        assert 'fix: download data/problems_test.jsonl' in str(info.value)
+        assert 'problems_test_verified.jsonl' not in contents(data_dir) and not fetching.leftovers(data_dir)
+        dataset = verified_test_dataset(data_dir, problems_url=srv.url('/p.jsonl'), problems_sha256=sha(served))
+        with pytest.raises(DataError, match=r'corrected problems.*fetching is turned off \(--no-download\)'):
+            Fetching(allowed=False).ensure_problems(dataset)
+        dry = Fetching(dry_run=True)
+        assert dry.ensure_problems(dataset) is False
+        assert dry.planned[0][3] == 'corrected problems' and srv.url('/p.jsonl') in dry.planned[0][2][0]
+        said = []
+        assert Fetching(say=said.append).ensure_problems(dataset)
+        assert Fetching(say=said.append).ensure_problems(dataset)     # there now: not asked again
+    # the first download was cut and resumed with Range, then refused by its digest; the second whole
+    assert [e['status'] for e in srv.log] == [200, 206, 200]
+    assert srv.log[1]['range'] == f'bytes={len(served) // 2}-'
+    assert len(said) == 1 and 'corrected problems' in said[0] and 'fetching them first' in said[0]
+    assert (data_dir / 'problems_test_verified.jsonl').read_bytes() == served
+    assert [p.problem_id for p in dataset.problems] == ['900']
+
+
+def test_problem_keys_are_checked():
+    from opencompass_scicode.datasets import SciCodeDataset
+    SciCodeDataset(targets='verified', problems_url=['https://example.invalid/p.jsonl'], problems_sha256='a' * 64)
+    for bad, key in ((dict(targets='verified', problems_url='p.jsonl'), 'problems_url'),
+                     (dict(targets='verified', problems_sha256='xyz'), 'problems_sha256'),
+                     (dict(problems_url='https://example.invalid/p.jsonl'), 'problems_url'),
+                     (dict(problems_sha256='a' * 64), 'problems_sha256')):
+        with pytest.raises(ConfigError) as info:
+            SciCodeDataset(**bad)
+        assert info.value.key == key
+
+
+def test_fetch_command_verified_fetches_targets_and_problems(tmp_path, targets_bytes, capsys):
+    data_dir = tmp_path / 'data'
+    served = corrected_problems()
+    with FileServer({'/t.h5': targets_bytes, '/p.jsonl': served}) as srv:
+        args = ['--source', 'verified', '--data-dir', str(data_dir), '--url', srv.url('/t.h5'),
+                '--sha256', sha(targets_bytes), '--problems-url', srv.url('/p.jsonl')]
+        assert fetching.main(args + ['--dry-run']) == 0
+        out = capsys.readouterr().out
+        assert 'would fetch the targets' in out and 'would fetch the corrected problems' in out
+        assert srv.url('/p.jsonl') in out and srv.log == []
+        # the problems are not the published file: refused, named, nothing left; the targets stay
+        assert fetching.main(args) == 2
+        err = capsys.readouterr().err
+        assert sha(served) in err and '427771cb8bce' in err and 'fix:' in err
+        assert contents(data_dir) == ['test_data_cleaned.h5', 'test_data_cleaned.h5.sha256.json']
+        assert fetching.main(args + ['--problems-sha256', sha(served)]) == 0
+        out = capsys.readouterr().out
+        assert 'test_data_cleaned.h5 is already there' in out and 'corrected problems ready' in out
+        assert [e['path'] for e in srv.log] == ['/t.h5', '/p.jsonl', '/p.jsonl']
+    assert (data_dir / 'problems_test_verified.jsonl').read_bytes() == served
+    assert fetching.main(['--source', 'verified', '--data-dir', str(data_dir), '--check']) == 2
+    err = capsys.readouterr().err
+    assert 'expected 8fb6e575b7b6' in err and 'expected 427771cb8bce' in err
+    with pytest.raises(SystemExit) as info:
+        fetching.main(['--data-dir', str(data_dir), '--problems-url', 'https://example.invalid/p.jsonl'])
+    assert info.value.code == 2 and '--source verified' in capsys.readouterr().err
