@@ -34,12 +34,14 @@ def _settings_text(value):
 
 def _group_key(ds):
     """What two datasets must share to be one group (without and with background): split,
-    problems, data path and how answers are generated and scored (a sweep's modes differ here)."""
+    problems, data path, targets mode (official and SciCode-Verified side by side stay apart) and
+    how answers are generated and scored (a sweep's modes differ here)."""
     ids = ds.get('sample_ids')
     infer = dict(ds.get('infer_cfg') or {})
     infer.setdefault('mode', 'naive')
     return (ds.get('split', 'validation'), tuple(str(i) for i in ids) if ids else None,
-            ds.get('path', 'data/scicode'), _settings_text(infer), _settings_text(ds.get('eval_cfg')))
+            ds.get('path', 'data/scicode'), ds.get('targets', 'official'), _settings_text(infer),
+            _settings_text(ds.get('eval_cfg')))
 
 
 def group_datasets(datasets):

@@ -98,3 +98,16 @@ def test_near_misses_stand_beside_the_categories(tmp_path):
     assert run_dir.summary_path('categories.csv').read_text().splitlines() == [
         'model,dataset,pass,name_error,near misses (of failed)', 'good,val,5,1,1/4 (25.0%)', 'good,val_bg,5,1,-']
     assert '1/4 (25.0%)' in run_dir.summary_path('md').read_text()
+
+
+def test_official_and_verified_datasets_pair_each_with_its_own_background_side():
+    from opencompass_scicode.config.naming import dataset_abbr
+    from opencompass_scicode.summarizers.scicode import group_datasets
+    datasets = [dict(split='test', with_bg=bg, targets=mode) for mode in ('official', 'verified')
+                for bg in (False, True)]
+    for ds in datasets:
+        ds['abbr'] = dataset_abbr(ds)
+    assert group_datasets(datasets) == [
+        ('scicode_test', {'without': 'scicode_test', 'with': 'scicode_test_with_background'}),
+        ('scicode_test_verified', {'without': 'scicode_test_verified',
+                                   'with': 'scicode_test_verified_with_background'})]
