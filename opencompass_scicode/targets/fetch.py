@@ -381,14 +381,18 @@ def main(argv=None):
     if offline():
         print(f'error: {OFFLINE_ENV}=1: fetching is turned off.\n  fix: {fix}', file=sys.stderr)
         return 2
-    for what, sources in wanted:
+    failed = False
+    for what, sources in wanted:        # each tried, whatever the other gave: what arrives is kept
         try:
             path = fetch(data_dir, sources)
         except FetchError as exc:
-            print(f'error: {exc}\n  fix: {fix}', file=sys.stderr)
-            return 2
+            print(f'error: the {what}: {exc}', file=sys.stderr)
+            failed = True
+            continue
         print(f'{what} ready: {path}')
-    return 0
+    if failed:
+        print(f'  fix: {fix}', file=sys.stderr)
+    return 2 if failed else 0
 
 
 if __name__ == '__main__':

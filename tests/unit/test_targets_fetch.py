@@ -366,12 +366,20 @@ def test_fetch_command_verified_fetches_targets_and_problems(tmp_path, targets_b
         # the problems are not the published file: refused, named, nothing left; the targets stay
         assert fetching.main(args) == 2
         err = capsys.readouterr().err
-        assert sha(served) in err and '427771cb8bce' in err and 'fix:' in err
+        assert 'error: the corrected problems' in err and sha(served) in err and '427771cb8bce' in err
+        assert 'fix:' in err
         assert contents(data_dir) == ['test_data_cleaned.h5', 'test_data_cleaned.h5.sha256.json']
+        # elsewhere, the targets refused: the problems are fetched all the same
+        other = tmp_path / 'other'
+        assert fetching.main(['--source', 'verified', '--data-dir', str(other), '--url', srv.url('/t.h5'),
+                              '--sha256', '4' * 64, '--problems-url', srv.url('/p.jsonl'),
+                              '--problems-sha256', sha(served)]) == 2
+        assert 'error: the targets' in capsys.readouterr().err
+        assert contents(other) == ['problems_test_verified.jsonl']
         assert fetching.main(args + ['--problems-sha256', sha(served)]) == 0
         out = capsys.readouterr().out
         assert 'test_data_cleaned.h5 is already there' in out and 'corrected problems ready' in out
-        assert [e['path'] for e in srv.log] == ['/t.h5', '/p.jsonl', '/p.jsonl']
+        assert [e['path'] for e in srv.log] == ['/t.h5', '/p.jsonl', '/t.h5', '/p.jsonl', '/p.jsonl']
     assert (data_dir / 'problems_test_verified.jsonl').read_bytes() == served
     assert fetching.main(['--source', 'verified', '--data-dir', str(data_dir), '--check']) == 2
     err = capsys.readouterr().err
