@@ -173,11 +173,6 @@ class SciCodeDataset:
             return None
         return self.data_dir / verified.PROBLEMS_NAME
 
-    @property
-    def problems_kind(self):
-        """What its problems are, as results and tables say: 'verified' or 'official'."""
-        return 'verified' if self.verified_problems_path else 'official'
-
     def ensure_files(self, allow_download=True):
         if self._checked:
             return

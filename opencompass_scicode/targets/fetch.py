@@ -87,17 +87,22 @@ def _mismatch(what, expected, actual):
                     f'was deleted')
 
 
-def _install_checked(partial, final, expected, remember=True):
-    """`partial` renamed to `final` if it hashes to `expected` (None: anything), else deleted.
-    `remember`: keep its digest beside it (a 1 GB file's sha256 takes seconds to compute again)."""
+def _install_checked(partial, final, expected):
+    """`partial` renamed to `final` if it hashes to `expected` (None: anything), else deleted."""
     digest = sha256_of(partial)
     if expected and digest != expected:
         partial.unlink()
         raise _mismatch(final.name, expected, digest)
     os.replace(partial, final)
-    if remember:
-        remember_digest(final, digest)
+    _remember_h5_digest(final, digest)
     return final
+
+
+def _remember_h5_digest(path, digest):
+    """A targets file's digest kept beside it (a 1 GB file's sha256 takes seconds to compute
+    again); a problems file is small enough to hash every time it is read."""
+    if path.suffix == '.h5':
+        remember_digest(path, digest)
 
 
 def _install_archive(partial, data_dir, source):
@@ -149,7 +154,7 @@ def install(partial, data_dir, source):
     """The checked download moved into place; its path. FetchFailed (download deleted) if it is
     not what `source` promises."""
     if source.file_name == verified.PROBLEMS_NAME:     # text: its digest is the whole check
-        return _install_checked(partial, data_dir / source.file_name, source.sha256, remember=False)
+        return _install_checked(partial, data_dir / source.file_name, source.sha256)
     kind = _kind_of(partial)
     if kind == 'zip':
         return _install_archive(partial, data_dir, source)
@@ -289,8 +294,7 @@ def _check_file(path, expected, name, hint=''):
         print(f'error: {path}: sha256 {digest}, expected {expected}{hint}.\n  fix: delete it and fetch '
               f'it again', file=sys.stderr)
         return 2
-    if path.suffix == '.h5':
-        remember_digest(path, digest)
+    _remember_h5_digest(path, digest)
     print(f'{path}: sha256 {digest} is the {name} file')
     return 0
 

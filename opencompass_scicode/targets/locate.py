@@ -164,11 +164,8 @@ def plan_targets(dataset):
 
 
 def _gap(h5py, fh, step):
-    """What the open file lacks of `step`'s targets ('' when nothing; a step without tests, as
-    SciCode-Verified's 72.6, needs no entry)."""
+    """What the open file lacks of `step`'s targets ('' when nothing)."""
     needed = len(step.test_cases)
-    if not needed:
-        return ''
     group = fh.get(step.step_id)
     if not isinstance(group, h5py.Group):
         return 'no entry'
@@ -178,18 +175,17 @@ def _gap(h5py, fh, step):
 
 def uncovered_steps(dataset, path):
     """[(step_id, what is missing)] for the scored steps of `dataset` that the targets cannot
-    score: no entry (or no file, per step) for the step, or fewer test groups than it has tests."""
+    score: no entry (or no file, per step) for the step, or fewer test groups than it has tests.
+    A step without tests (SciCode-Verified's 72.6) needs no entry."""
     import h5py
     path = Path(path)
-    steps = [s for p in dataset.problems for s in p.scored_steps]
+    steps = [s for p in dataset.problems for s in p.scored_steps if s.test_cases]
     if not path.is_dir():
         with h5py.File(path, 'r') as fh:
             return [(s.step_id, why) for s in steps if (why := _gap(h5py, fh, s))]
     out = []
     for step in steps:
         file = per_step.step_file(path, step.step_id)
-        if not step.test_cases:
-            continue
         if not file.is_file():
             out.append((step.step_id, f'no file {file.name}'))
             continue

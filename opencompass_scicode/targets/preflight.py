@@ -22,16 +22,17 @@ def ready_datasets(dataset_cfgs, scoring, fetching=None):
     for i, ds_cfg in enumerate(dataset_cfgs):
         key = f'datasets[{i}]'
         dataset = build_dataset(ds_cfg, key=key)
-        readable = fetching.ensure_problems(dataset)
-        if readable:
-            try:
-                dataset.problems  # loads (and fetches) the data, checks sample_ids
-            except ConfigError as exc:
-                raise exc.within(key=key) from None
-        if scoring and fetching.ensure(dataset) and readable:
+        if not fetching.ensure_problems(dataset):     # a dry run: its problems are still to be fetched
+            if scoring:
+                fetching.ensure(dataset)                # its targets' fetch is planned all the same
+            continue
+        try:
+            dataset.problems  # loads (and fetches) the data, checks sample_ids
+        except ConfigError as exc:
+            raise exc.within(key=key) from None
+        if scoring and fetching.ensure(dataset):
             check_coverage(dataset)
-        if readable:
-            datasets.append(dataset)
+        datasets.append(dataset)
     return datasets
 
 
