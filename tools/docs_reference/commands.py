@@ -83,7 +83,8 @@ COMMANDS = (
      '(`--datasets`, `--models`, `--hf-path`, ...) build the config from names instead of a file '
      '([Coming from OpenCompass](../from-opencompass.md)).', _run_py([])),
     ('run-py-run', 'run.py run scicode ...', ('python run.py run scicode scicode_tool_use MODEL ...',),
-     'AgentCompass\'s command line, translated into one config '
+     'AgentCompass\'s command line, translated into one ordinary config: one `OpenAIChatModel`, one '
+     '`SciCodeDataset`, `agentcompass_outputs=True`, work dir `outputs/agentcompass` '
      '([Coming from AgentCompass](../from-agentcompass.md)).', _run_py(['run'])),
     ('targets-fetch', 'targets.fetch', ('python -m opencompass_scicode.targets.fetch',),
      'Fetches the test targets into the data directory on its own (a login node), or checks the files '
