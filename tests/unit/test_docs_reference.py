@@ -181,3 +181,6 @@ def test_the_results_fields_are_what_the_code_writes_and_each_is_described_in_th
     monkeypatch.setattr(results_file, 'GUIDE', guide)
     with pytest.raises(LookupError, match='protections'):
         results_file.page()
+    monkeypatch.delitem(results_file.SETTINGS_TYPES, 'created_at')
+    with pytest.raises(LookupError, match='created_at'):
+        results_file.top_level()

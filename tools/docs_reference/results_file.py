@@ -4,7 +4,8 @@ A placeholder until the typed, versioned results model lands (then this page sho
 Schema). Until then it is read from what writes the file today:
 - the file's top-level keys: the dict literal that `EvalTask.run` (tasks/evaluate.py) writes,
   read from its source, with the metrics it spreads in (`**scores`) computed by
-  `evaluation.metrics.score` on a small made-up problem (so their JSON types are real);
+  `evaluation.metrics.score` on a small made-up problem (so their JSON types are real); the
+  types of the keys it takes from its settings are in `SETTINGS_TYPES`;
 - a problem's entry and its step records: the same computation; a step record's fields are
   `results.record.StepRecord`'s (type and the comment on the field's line), plus what
   `tasks.evaluate.with_answers` adds (`answer` with `ANSWER_FIELDS`, `tests`, `gold_code`);
@@ -23,6 +24,14 @@ from .fields import type_text
 from .markdown import cell, code, generated_note, table
 
 GUIDE = Path(__file__).resolve().parents[2] / 'docs' / 'guide' / 'results.md'
+# The JSON types of the keys EvalTask.run takes from its settings rather than from the metrics, which
+# the generator cannot compute without a run. A key written there and missing here (or the
+# reverse) stops the build.
+SETTINGS_TYPES = {
+    'model': 'string', 'dataset': 'string', 'split': 'string', 'with_bg': 'boolean', 'targets': 'string',
+    'targets_file': 'string', 'evaluator': 'object', 'protections': 'object', 'predictions_digest': 'string',
+    'duration_s': 'number', 'created_at': 'string (ISO 8601, UTC)', 'problems': 'array',
+}
 
 
 def _json_type(value):
@@ -74,12 +83,16 @@ def evaluate_task_keys():
 
 
 def top_level():
-    """[(key, JSON type or '', only with n > 1)] in the order of a results file."""
+    """[(key, JSON type, only with n > 1)] in the order of a results file."""
     one, several = _made_up_scores(1), _made_up_scores(2)
+    written = [key for key, spread in evaluate_task_keys() if not spread]
+    if set(written) != set(SETTINGS_TYPES):
+        raise LookupError(f'EvalTask.run writes {sorted(written)}; SETTINGS_TYPES in '
+                          f'tools/docs_reference/results_file.py gives types of {sorted(SETTINGS_TYPES)}')
     rows = []
     for key, spread in evaluate_task_keys():
         if not spread:
-            rows.append((key, _json_type(one[key]) if key in one else '', False))
+            rows.append((key, SETTINGS_TYPES[key], False))
             continue
         for name, value in several.items():
             if name != 'problems':
@@ -139,9 +152,7 @@ def page():
         'Where the file is and what each field means: [Results and report](../guide/results.md#results-files).', '',
         '## Top-level keys {#top-level-keys}', '',
         table(['key', 'JSON type', 'present'],
-              [[code(k), t or '—', 'with `infer_cfg.n` > 1' if only_n else 'always'] for k, t, only_n in keys]), '',
-        'A type of — is written by the evaluation task from its settings (strings, objects and numbers: '
-        'see the guide).', '',
+              [[code(k), t, 'with `infer_cfg.n` > 1' if only_n else 'always'] for k, t, only_n in keys]), '',
         '## A problem {#a-problem}', '',
         f'Each entry of `problems`: {", ".join(code(k) for k in problem_keys)}, and `sample` (0-based) '
         'with `infer_cfg.n` > 1.', '',
