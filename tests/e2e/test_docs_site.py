@@ -66,7 +66,7 @@ class _Quiet(SimpleHTTPRequestHandler):
 def browser(site):
     """(a Browser on the site, its base URL). As root: the browser and a static server of the site
     in a network namespace with only loopback up; else the server on this machine's loopback."""
-    if OFFLINE:
+    if OFFLINE and shutil.which('ip'):
         server = f'{shlex.quote(sys.executable)} -m http.server --bind 127.0.0.1 --directory {shlex.quote(str(site))} {PORT}'
         script = f'ip link set lo up && {{ {server} >/dev/null 2>&1 & }} && served=$! && "$@"; status=$?; kill $served; exit $status'
         command = lambda argv: ['unshare', '--net', '--pid', '--fork', 'sh', '-c', script, 'sh', *argv]  # noqa: E731
