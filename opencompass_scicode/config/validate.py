@@ -161,8 +161,8 @@ def validate_config(cfg, file=None):
              for url in unused]
     if not moved:
         return notes
-    return [f'{MOVED_PREFILLED_MODE} ({", ".join(moved[:4])}' + (f' and {len(moved) - 4} more)' if len(moved) > 4 else ')'),
-            *notes]
+    more = f' and {len(moved) - 4} more)' if len(moved) > 4 else ')'
+    return [f'{MOVED_PREFILLED_MODE} ({", ".join(moved[:4])}{more}', *notes]
 
 
 def _endpoints(cfg, models):
