@@ -193,9 +193,9 @@ def _model_resources(model_cfg):
     # Without a GPU or a server of its own, an inference task spends its time waiting for
     # answers: a cluster may let such tasks share CPUs (runners/slurm.py). That of an API model
     # takes no slot of the runner either: all of them run at once (tasks/contract.py).
-    api_only = not gpus and not model_cfg.get('server') and is_api_model(model_cfg.get('type', ''))
-    return {'gpus': gpus, 'procs': run_cfg.get('num_procs'),
-            'shares_cpu': not gpus and not model_cfg.get('server'), 'api_only': api_only}
+    shares = not gpus and not model_cfg.get('server')
+    return {'gpus': gpus, 'procs': run_cfg.get('num_procs'), 'shares_cpu': shares,
+            'api_only': shares and is_api_model(model_cfg.get('type', ''))}
 
 
 def _eval_resources(ds_cfg):

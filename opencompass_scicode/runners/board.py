@@ -6,7 +6,8 @@ kinds of line, kept few so that a sweep of many models stays readable:
 - one per dataset of an inference task, while the launch has at most PART_LINES_UP_TO tasks
   (with more, each model's line alone, its datasets added up);
 - one for scoring during inference (early evaluation): the steps every task has scored so far,
-  against the steps answered by all of them, shown once the first is scored.
+  against all the steps the tasks will answer, and how many are answered; shown once the
+  first step is scored.
 """
 import time
 
@@ -83,10 +84,10 @@ class TaskBoard:
         answered = sum(info.get('done', 0) for info in infos)
         total = sum(info.get('total', 0) for info in infos)
         if self.scoring_row is None:
-            label = f'{self.title} scoring as problems finish'.strip()
+            label = f'{self.title} scoring'.strip()
             self.scoring_row = self.bar.add_task(label, total=total, extra='')
         self.bar.update(self.scoring_row, total=max(total, scored), completed=scored,
-                        extra=f'steps scored, {answered} answered')
+                        extra=f'{answered} answered')
 
 
 def _noun(spec):

@@ -38,7 +38,7 @@ def test_eight_models_at_once_one_line_each_and_one_for_scoring(tmp_path):
     assert len(lines) == 9
     assert [line.split()[1] for line in lines[:8]] == [f'm{i}' for i in range(8)]
     assert '13/60' in lines[3] and '1 errors' in lines[3] and 'done' in lines[7]
-    assert 'scoring' in lines[8] and '40/480' in lines[8] and '108 answered' in lines[8]
+    assert lines[8].split()[:2] == ['infer', 'scoring'] and '40/480' in lines[8] and '108 answered' in lines[8]
 
 
 def test_a_few_tasks_get_a_line_per_dataset_and_no_scoring_line_before_a_step_is_scored(tmp_path):
