@@ -49,7 +49,9 @@ class TaskSpec:
     depends_on: list = field(default_factory=list)   # names of tasks that must succeed first
     labels: dict = field(default_factory=dict)       # model / dataset, for tables and status
     env: dict = field(default_factory=dict)          # added to the runner's environment
-    resources: dict = field(default_factory=dict)    # cpus / gpus / procs / shares_cpu: asks of a cluster
+    # cpus / gpus / procs / shares_cpu: asks of a cluster; api_only: the task only waits on an API
+    # endpoint (an inference task of an API model without a server), so it takes no runner slot
+    resources: dict = field(default_factory=dict)
     # Modules the task will import, that a warm launcher may import once for many tasks before
     # forking each (runners/warm.py): the task's own code and pure-Python SDKs, no GPU runtime.
     preload: list = field(default_factory=list)
@@ -60,6 +62,13 @@ class TaskSpec:
 
     def to_dict(self):
         return asdict(self)
+
+    @property
+    def takes_slot(self):
+        """Whether the task counts against a runner's max_num_workers. A task that only waits on
+        an API uses next to no CPU: every such task may run at once, bounded by its endpoint's
+        request limits instead."""
+        return not self.resources.get('api_only')
 
 
 @dataclass
