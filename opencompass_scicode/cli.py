@@ -7,6 +7,7 @@ The face: it parses the command line, loads and checks the config, plans the run
 """
 import argparse
 import signal
+from pprint import pformat
 import sys
 import threading
 from pathlib import Path
@@ -20,6 +21,8 @@ from .config.from_agentcompass.command_line import config_from_run_args
 from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
 from .errors import ConfigError, NoSpaceError, UserFacingError, out_of_space
 from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, run_plan
+from .registry import to_plain
+from .utils.secrets import redact_config
 
 EXIT_TASK_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -42,9 +45,9 @@ def _add_run_flags(p):
     p.add_argument('--max-num-workers', type=int, help='tasks in flight at once, for either runner '
                                                         '(overrides the config)')
     p.add_argument('--slurm', action='store_true', help='run every task as a Slurm job (SlurmRunner)')
-    p.add_argument('-p', '--partition', help='with --slurm: the Slurm partition')
-    p.add_argument('-q', '--qos', help='with --slurm: the Slurm QOS')
-    p.add_argument('--retry', type=int, help='with --slurm: submit a job that ended without its outputs '
+    p.add_argument('-p', '--partition', help='the Slurm partition (with --slurm, or for the config\'s SlurmRunner)')
+    p.add_argument('--qos', help='the Slurm QOS (with --slurm, or for the config\'s SlurmRunner)')
+    p.add_argument('--retry', type=int, help='Slurm: submit a job that ended without its outputs '
                                              '(cancelled, node failure, time limit, ...) again, up to N '
                                              'times (default 2)')
     p.add_argument('--no-download', action='store_true',
@@ -78,10 +81,6 @@ def parse_args(argv, prog=None):
     args.agentcompass = agentcompass
     if agentcompass:
         args.config, args.prepare_data = None, False
-    if not args.slurm and (args.partition or args.qos or args.retry is not None):
-        p.error('-p/--partition, -q/--qos and --retry go with --slurm')
-    if args.slurm and not args.partition:
-        p.error('--slurm needs -p PARTITION (sinfo lists them)')
     args.command = f'python {prog}' if prog.endswith('.py') else prog
     return args
 
@@ -164,13 +163,15 @@ def _main(args):
             prepare_data_dirs(None, say=console.print)
             return 0
         raise ConfigError('no config file given', fix=f'{args.command} configs/eval_scicode.py, or '
-                                                       f'{args.command} --datasets scicode_gen --models reference')
+                                                       f'{args.command} --datasets scicode_validation --models reference')
     cfg, source, notes = loaded
     for note in notes:
         _note(note)
     for note in validate_config(cfg, file=source):
         _note(note)
     fill_abbrs(cfg)
+    if getattr(args, 'config_verbose', False):     # OpenCompass's --config-verbose: the config as run
+        print(pformat(redact_config(to_plain(dict(cfg.items()))), width=110, sort_dicts=False))
     if args.prepare_data:
         prepare_data_dirs(cfg, say=console.print)
         return 0
@@ -182,12 +183,15 @@ def _main(args):
             print(f'dataset {abbr!r}: {what} missing in {data_dir}/; a run fetches them first, trying in order:')
             for line in lines:
                 print(f'  {line}')
-        waiting = [repr(abbr) for abbr, _, _, what in plan.fetches if what != 'targets']
+        read = {d.abbr for d in plan.datasets}
+        waiting = [repr(d['abbr']) for d in cfg['datasets'] if d['abbr'] not in read] if plan.fetches else []
         if waiting:
             print(f'tasks: listed once the problems of {", ".join(waiting)} are in place (they decide the tasks)')
         print_plan({stage: specs for stage, specs in tasks.items() if specs}, {d.abbr: d for d in plan.datasets},
                    {stage: runner for stage, (_, runner) in plan.stages.items()}, plan.run_dir.root)
         for line in server_lines(cfg):
+            print(line)
+        for line in plan.token_limits():
             print(line)
         return 0
     try:
