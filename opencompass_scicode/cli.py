@@ -59,16 +59,14 @@ def _add_run_flags(p):
                         'or paths of run directories), e.g. -m viz -r --compare 20260101_120000')
 
 
-def parse_args(argv, prog=None):
-    """`prog` None: the name this was started by (`run.py`, `opencompass-scicode`). A command line
-    starting with `run` is AgentCompass's (`run scicode scicode_tool_use MODEL ...`)."""
-    agentcompass = bool(argv) and argv[0] == 'run'
+def make_parser(agentcompass=False, prog=None):
+    """The parser of AgentCompass's command line (`run scicode ...`, after `run`), or of the
+    others: a config file and/or OpenCompass's flags."""
     prog = prog or argparse.ArgumentParser().prog          # argparse's own name for this program
     if agentcompass:
         p = argparse.ArgumentParser(prog=f'{prog} run',
                                     description='Evaluate a model on SciCode with AgentCompass\'s command line.')
         add_agentcompass_arguments(p)
-        argv = argv[1:]
     else:
         p = argparse.ArgumentParser(prog=prog, description='Evaluate models on SciCode.')
         p.add_argument('config', nargs='?', help='Python config file, e.g. configs/eval_scicode.py')
@@ -77,6 +75,17 @@ def parse_args(argv, prog=None):
     _add_run_flags(p)
     if not agentcompass:
         add_arguments(p)        # OpenCompass's --datasets/--models/--hf-path ... (config/from_opencompass/)
+    return p
+
+
+def parse_args(argv, prog=None):
+    """`prog` None: the name this was started by (`run.py`, `opencompass-scicode`). A command line
+    starting with `run` is AgentCompass's (`run scicode scicode_tool_use MODEL ...`)."""
+    agentcompass = bool(argv) and argv[0] == 'run'
+    prog = prog or argparse.ArgumentParser().prog
+    p = make_parser(agentcompass, prog)
+    if agentcompass:
+        argv = argv[1:]
     args = p.parse_args(argv)
     args.agentcompass = agentcompass
     if agentcompass:

@@ -18,8 +18,10 @@ def installed_launchers(model_cfgs, dry_run=False, note=print):
     installed (models/launchers.py). Before anything is fetched, regenerated or asked: ConfigError
     naming the model, what is missing and how to install it; a dry run only notes it."""
     for i, m_cfg in enumerate(model_cfgs):
-        command = ((m_cfg.get('server') or {}).get('command') or ()) if isinstance(m_cfg, dict) else ()
-        missing = missing_launcher(command) if command else None
+        server = m_cfg.get('server') if isinstance(m_cfg, dict) else None
+        command = server.get('command') if isinstance(server, dict) else None
+        # a malformed command is refused, saying how, when the model is built
+        missing = missing_launcher(command) if isinstance(command, (list, tuple)) and command else None
         if missing is None:
             continue
         what = (f'model {m_cfg.get("abbr")!r} is served by `{" ".join(map(str, command[:3]))} ...`, and '

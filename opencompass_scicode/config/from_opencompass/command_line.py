@@ -130,8 +130,6 @@ def _entries(kind, names, roots, backend, notes, num_runs=None):
                     'summarizers': f'no {suffix or "summarizer"!r}'}[kind]
             raise ConfigError(f'{what} in this file', file=found,
                               fix=f'name a {kind[:-1]} config file (it defines {what[3:]})')
-        if num_runs:
-            entries = [dict(entry, n=num_runs, k=num_runs) for entry in entries]
         key = 'summarizer' if kind == 'summarizers' else kind
         part = Config({key: entries[0] if kind == 'summarizers' else entries})
         try:
@@ -140,6 +138,10 @@ def _entries(kind, names, roots, backend, notes, num_runs=None):
             raise exc.within(file=found) from None
         for line in lines:
             notes.add(line)
+        if num_runs:        # as OpenCompass sets each entry's n and k; here, translated: n samples, pass@n
+            part[key] = [dict(entry, infer_cfg=dict(entry.get('infer_cfg') or {}, n=num_runs),
+                              eval_cfg=dict(entry.get('eval_cfg') or {}, pass_at_k=[num_runs]))
+                         for entry in part[key]]
         found_all += [part[key]] if kind == 'summarizers' else list(part[key])
     return found_all
 
