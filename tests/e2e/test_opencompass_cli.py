@@ -77,6 +77,15 @@ def test_a_missing_name_lists_the_candidates_and_of_several_the_first_is_used(tm
         config_roots(tmp_path / 'nowhere')
 
 
+def test_a_name_may_be_the_path_of_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    path = 'configs/summarizers/scicode_summary.py'
+    found, hidden = find_config(path, 'summarizers', config_roots())
+    assert found.path == ROOT / path and hidden == []
+    with pytest.raises(ConfigError, match='--summarizer configs/summarizers/nothing.py: no such file'):
+        find_config('configs/summarizers/nothing.py', 'summarizers', config_roots())
+
+
 # ------------------------------------------------------------------ the guide's command
 def _dry(args, official_data, tmp_path):
     proc = run_cli([*args, '--dry-run', '-w', tmp_path / 'w'])
@@ -119,6 +128,26 @@ def test_the_guides_dry_run_plans_opencompass_test_split_and_writes_nothing(offi
         assert said in notes, said
     if shutil.which('vllm') is None:            # where it is missing, a run would stop: the dry run says so
         assert 'vllm is not installed here: a run would stop here (pip install vllm' in notes
+
+
+def test_a_dry_run_needs_no_key_and_offline_lists_what_it_would_fetch(official_wheel, tmp_path):
+    config = tmp_path / 'configs' / 'models' / 'gpt_4o_oc.py'
+    config.parent.mkdir(parents=True)
+    shutil.copy(OC / 'models' / 'openai' / 'gpt_4o_oc.py', config)
+    args = ['--config-dir', tmp_path / 'configs', '--datasets', 'scicode_gen', '--models', 'gpt_4o_oc', '--dry-run']
+    proc, empty = _as_a_new_user(args, tmp_path, official_wheel)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no API key for model 'gpt-4o-oc': $OPENAI_API_KEY is not set: a run would stop here" in ' '.join(
+        proc.stderr.split())
+    assert 'eval/gpt-4o-oc/SciCode' in proc.stdout and list(empty.iterdir()) == []
+    # offline, without the data files: what a run would fetch, no tasks, nothing written
+    offline = run_cli(args, cwd=empty, env={'SCICODE_OFFLINE': '1', 'OPENAI_API_KEY': None,
+                                            'OPENCOMPASS_CONFIGS': None}, timeout=120)
+    assert offline.returncode == 0, offline.stdout + offline.stderr
+    out = offline.stdout
+    assert "dataset 'SciCode': data files missing in data/scicode/" in out and 'nvidia-scicode==26.3' in out
+    assert "tasks: listed once the problems of 'SciCode' are in place" in out and 'infer/' not in out
+    assert list(empty.iterdir()) == []
 
 
 def test_the_guides_command_without_vllm_stops_at_once_naming_it(official_wheel, tmp_path):

@@ -85,7 +85,7 @@ def find_config(name, kind, roots):
     flag = f'--{kind[:-1] if kind == "summarizers" else kind}'
     if name.endswith('.py') or os.sep in name:
         if Path(name).is_file():
-            return Found(Path(name).stem, path=Path(name)), []
+            return Found(Path(name).stem, path=Path(name).resolve()), []
         if name.endswith('.py'):
             raise ConfigError(f'{flag} {name}: no such file',
                               fix=f'give a file\'s path, or a NAME found under {kind}/ of the configs searched '
