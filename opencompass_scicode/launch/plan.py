@@ -35,7 +35,7 @@ class LaunchOptions:
     debug: bool = False                 # tasks in this process, one by one
     max_num_workers: Optional[int] = None
     slurm: bool = False
-    partition: Optional[str] = None     # with slurm
+    partition: Optional[str] = None     # for --slurm, or a config's SlurmRunner
     qos: Optional[str] = None
     retry: Optional[int] = None
     discard_stale: bool = False

@@ -43,9 +43,11 @@ def add_arguments(parser):
         'OpenCompass-style', 'build the config from named files and flags, as OpenCompass\'s run.py does '
                              '(with a config file, what they name replaces that part of it)')
     group.add_argument('--datasets', nargs='+', metavar='NAME',
-                       help='dataset configs NAME.py under configs/datasets/ (recursively)')
-    group.add_argument('--models', nargs='+', metavar='NAME', help='model configs NAME.py under configs/models/')
-    group.add_argument('--summarizer', metavar='NAME', help='summarizer config NAME.py under configs/summarizers/')
+                       help='dataset configs NAME.py under datasets/ of --config-dir, OpenCompass\'s configs and '
+                            'this package\'s; OpenCompass\'s names (scicode_gen, ...) mean its test-split configs')
+    group.add_argument('--models', nargs='+', metavar='NAME', help='model configs NAME.py under models/')
+    group.add_argument('--summarizer', metavar='NAME', help='summarizer config NAME.py under summarizers/ '
+                                                            '(scicode: OpenCompass\'s)')
     group.add_argument('--config-dir', metavar='DIR',
                        help='search DIR/datasets, DIR/models, DIR/summarizers first (default ./configs), then '
                             'OpenCompass\'s own configs, then this package\'s')

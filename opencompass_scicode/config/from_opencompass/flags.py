@@ -76,11 +76,11 @@ def _dest(flag):
 
 def add_refused_arguments(parser):
     """OpenCompass's flags that are refused here, parsed only to be named by refuse_flags()."""
-    group = parser.add_argument_group('OpenCompass flags refused here (each says why)',
-                                      ', '.join(flag.names[-1] for flag in REFUSED))
+    group = parser.add_argument_group('OpenCompass flags refused here', 'given, each stops the run at once, '
+                                      'saying why')
     for flag in REFUSED:
-        kind = dict(nargs='*') if flag.takes_value else dict(action='store_const', const=True)
-        group.add_argument(*flag.names, dest=_dest(flag), default=argparse.SUPPRESS, help=argparse.SUPPRESS,
+        kind = dict(nargs='*', metavar='X') if flag.takes_value else dict(action='store_const', const=True)
+        group.add_argument(*flag.names, dest=_dest(flag), default=argparse.SUPPRESS, help=f'refused: {flag.why}',
                            **kind)
     return group
 
