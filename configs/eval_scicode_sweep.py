@@ -24,10 +24,10 @@ from opencompass_scicode.models import OpenAIChatModel
 from opencompass_scicode.runners import LocalRunner
 
 with read_base():
-    from .datasets.scicode.scicode_gen import scicode_eval_cfg, scicode_reader_cfg
+    from .datasets.scicode.scicode_validation import scicode_eval_cfg, scicode_reader_cfg
     from .models.dummy import models as _dummy_models
     from .models.reference import models as _reference_models
-    from .summarizers.scicode import summarizer
+    from .summarizers.scicode_summary import summarizer
 
 # (model name as the API knows it, base_url (None: OpenAI), environment variable holding its key;
 #  None: OPENAI_API_KEY). Local servers (vLLM, SGLang, llama.cpp, Ollama) accept any non-empty key.

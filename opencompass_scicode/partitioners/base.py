@@ -36,13 +36,17 @@ class BasePartitioner:
         raise NotImplementedError
 
     def partition(self, cfg, run_dir, stage, dry_run=False, **options):
+        """`options`: eager_eval, discard_stale, regenerate (abbrs), and datasets ({abbr: dataset}
+        built and read by planning, used as they are: a dry run's may read a copy of the data
+        files; the others are built from the config)."""
+        built = options.get('datasets') or {}
         if stage == 'targets':
             return self.targets_tasks(cfg, run_dir, dry_run, options.get('regenerate', ()))
         if stage == 'infer':
             return self.infer_tasks(cfg, run_dir, dry_run, eager_eval=options.get('eager_eval', False),
-                                    discard_stale=options.get('discard_stale', False))
+                                    discard_stale=options.get('discard_stale', False), built=built)
         if stage == 'eval':
-            return self.eval_tasks(cfg, run_dir, dry_run)
+            return self.eval_tasks(cfg, run_dir, dry_run, built=built)
         raise ValueError(f'unknown stage {stage!r}')
 
     def targets_tasks(self, cfg, run_dir, dry_run, regenerate):
@@ -52,22 +56,24 @@ class BasePartitioner:
                 for ds in cfg['datasets'] if ds['abbr'] in regenerate]
 
     # ------------------------------------------------------------ shards
-    def _shards(self, ds_cfgs, stage):
+    def _shards(self, ds_cfgs, stage, built):
         """Shards of problem ids over these datasets: a problem in several of them (with and
         without background) is in the same shard of each, its costs added up."""
         costs = {}
         for ds_cfg in ds_cfgs:
-            dataset = build_dataset(ds_cfg)
+            dataset = built.get(ds_cfg['abbr']) or build_dataset(ds_cfg)
             for pid, cost in (infer_costs(dataset) if stage == 'infer' else eval_costs(dataset)):
                 costs[pid] = costs.get(pid, 0) + cost
         return [shard for shard in self.split(list(costs.items()), stage) if shard]
 
-    def infer_tasks(self, cfg, run_dir, dry_run, eager_eval, discard_stale):
+    def infer_tasks(self, cfg, run_dir, dry_run, eager_eval, discard_stale, built=None):
         datasets = cfg['datasets']
+        built = built or {}
         # The same shards for every model: they depend on the datasets only.
-        shard_ids = self._shards(datasets, 'infer')
+        shard_ids = self._shards(datasets, 'infer', built)
         names = [shard_name(k, len(shard_ids)) for k in range(len(shard_ids))]
-        problems = {ds['abbr']: {p.problem_id for p in build_dataset(ds).problems} for ds in datasets}
+        problems = {ds['abbr']: {p.problem_id for p in (built.get(ds['abbr']) or build_dataset(ds)).problems}
+                    for ds in datasets}
         shard_parts = [[(ds, [pid for pid in ids if pid in problems[ds['abbr']]]) for ds in datasets]
                        for ids in shard_ids]
         # An endpoint's limits (the config's `endpoints`) are shared out among every task asking it.
@@ -110,9 +116,9 @@ class BasePartitioner:
                                    dry_run=dry_run))
         return specs
 
-    def eval_tasks(self, cfg, run_dir, dry_run):
+    def eval_tasks(self, cfg, run_dir, dry_run, built=None):
         # A dataset's shards are the same for every model.
-        shards_of = {ds['abbr']: self._shards([ds], 'eval') for ds in cfg['datasets']}
+        shards_of = {ds['abbr']: self._shards([ds], 'eval', built or {}) for ds in cfg['datasets']}
         specs = []
         for model in cfg['models']:
             m = model['abbr']

