@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from tabulate import tabulate
 
-from .config import fill_abbrs, validate_config
+from .config import fill_abbrs, fill_protocols, validate_config
 from .config.from_agentcompass.command_line import add_arguments as add_agentcompass_arguments
 from .config.from_agentcompass.command_line import config_from_run_args
 from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
@@ -168,6 +168,7 @@ def _main(args):
     cfg, source, notes = loaded
     for note in notes:
         _note(note)
+    fill_protocols(cfg, file=source)
     for note in validate_config(cfg, file=source):
         _note(note)
     fill_abbrs(cfg)
