@@ -19,8 +19,8 @@ reused from then on. Offline (or when pip cannot reach a package index) the run 
 The step pool's workers for an environment run its interpreter with this package's sandbox on
 their path: the same sandbox and forensics, only the libraries differ.
 """
-from .build import (CURRENT, LIBRARIES, NAMES, Environment, EnvironmentMissing, check_names, ensure,
+from .build import (CURRENT, LIBRARIES, NAMES, Environment, EnvironmentMissing, check_names, ensure, is_built,
                     prepare_command, requirements)
 
 __all__ = ['CURRENT', 'LIBRARIES', 'NAMES', 'Environment', 'EnvironmentMissing', 'check_names', 'ensure',
-           'prepare_command', 'requirements']
+           'is_built', 'prepare_command', 'requirements']

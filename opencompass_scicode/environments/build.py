@@ -124,6 +124,11 @@ def _ready(root, name):
     return saved.get('versions')
 
 
+def is_built(name, data_dir):
+    """Whether environment `name` is ready in `data_dir`'s cache (`current` always is)."""
+    return name == CURRENT or _ready(location(name, data_dir), name) is not None
+
+
 def mismatches(name, versions):
     """['numpy 2.0.0 (wanted 1.26.4)', ...] where `versions` differ from the pins."""
     return [f'{pkg} {versions.get(pkg)} (wanted {want})' for pkg, want in pins(name).items()

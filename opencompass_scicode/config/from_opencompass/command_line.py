@@ -8,7 +8,7 @@ with the `--hf-*` flags adds one HuggingFace-type model, served per task by
 `--hf-backend` (vllm unless named). With a config file too, what the flags name
 replaces that part of the config. Flags keep OpenCompass's spelling and meaning,
 except where its default deviates from the official harness (`--max-out-len`:
-256 there; here the dataset's limit, 4096) - a note says so.
+256 there; here the dataset's limit, none under the official protocol) - a note says so.
 """
 import shlex
 from pathlib import Path
@@ -23,7 +23,8 @@ from .named import config_roots, find_config
 from .names import OpenCompassName
 from .servers import BACKENDS
 
-MAX_OUT_LEN_NOTE = ("--max-out-len not given: each dataset's limit applies (4096 for SciCode's); OpenCompass's "
+MAX_OUT_LEN_NOTE = ("--max-out-len not given: each dataset's limit applies (none under the official protocol, "
+                    "4096 in OpenCompass's SciCode configs); OpenCompass's "
                     "command line defaults to 256, which cuts most SciCode answers short (pass --max-out-len 256 "
                     "to match it)")
 HF_FLAGS = ('model_kwargs', 'generation_kwargs', 'max_out_len', 'max_seq_len', 'batch_size', 'stop_words')
@@ -52,7 +53,7 @@ def add_arguments(parser):
     group.add_argument('--generation-kwargs', nargs='+', action=DictAction, default={}, metavar='K=V',
                        help='request settings, e.g. temperature=0.7 top_p=0.95')
     group.add_argument('--max-out-len', type=int, metavar='N', help='token limit per answer (default: the '
-                                                                    "dataset's, 4096)")
+                                                                    "dataset's)")
     group.add_argument('--max-seq-len', type=int, metavar='N', help="the server's context length")
     group.add_argument('--batch-size', type=int, metavar='N', help='requests in flight (default 8)')
     group.add_argument('--stop-words', nargs='+', default=[], metavar='WORD', help='stop sequences')
