@@ -19,7 +19,7 @@ from .config.from_agentcompass.command_line import add_arguments as add_agentcom
 from .config.from_agentcompass.command_line import config_from_run_args
 from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
 from .errors import ConfigError, NoSpaceError, UserFacingError, out_of_space
-from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, run_plan
+from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, regrade, run_plan
 
 EXIT_TASK_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -56,11 +56,42 @@ def _add_run_flags(p):
                         'or paths of run directories), e.g. -m viz -r --compare 20260101_120000')
 
 
+def regrade_parser(prog):
+    """`regrade RUN_DIR [--protocol NAME] [scoring knobs]`: score a finished run's answers again."""
+    from .protocols import PROTOCOLS
+    p = argparse.ArgumentParser(prog=f'{prog} regrade',
+                                description='Score a finished run\'s predictions again, under another protocol or '
+                                            'with other scoring knobs, into RUN_DIR/regrades/<label>/; no model is '
+                                            'asked anything (docs/protocols.md).')
+    p.add_argument('run_dir', help='the run directory (<work_dir>/<timestamp>)')
+    p.add_argument('--protocol', help=f'score under this protocol: {", ".join(PROTOCOLS)}')
+    p.add_argument('--scoring-only', action='store_true',
+                   help='a protocol whose answers differ (prompt form, background, generation settings): score '
+                        'these answers with its scoring knobs anyway; the record names the difference')
+    p.add_argument('--timeout', type=float, help='seconds per step program')
+    p.add_argument('--memory-limit-mb', type=int, dest='memory_limit_mb', help='address space per step program')
+    p.add_argument('--environments', help='scoring environments, comma-separated, e.g. 2024,current')
+    p.add_argument('--environment-rule', dest='environment_rule', help="any, all, or one environment's name")
+    p.add_argument('--extraction', help='code extraction rule: official, opencompass, inspect_evals')
+    p.add_argument('--prefilled-steps', dest='prefilled_steps', help='skipped, failed or scored')
+    p.add_argument('--simps-shim', dest='simps_shim', choices=('on', 'off'), help='the scipy.integrate.simps shim')
+    p.add_argument('--debug', action='store_true', help='run tasks in this process, one by one')
+    p.add_argument('--max-num-workers', type=int, help='tasks in flight at once')
+    p.add_argument('--no-download', action='store_true',
+                   help='never fetch or build what is missing (targets, a scoring environment)')
+    return p
+
+
 def parse_args(argv, prog=None):
     """`prog` None: the name this was started by (`run.py`, `opencompass-scicode`). A command line
-    starting with `run` is AgentCompass's (`run scicode scicode_tool_use MODEL ...`)."""
+    starting with `run` is AgentCompass's (`run scicode scicode_tool_use MODEL ...`), one starting
+    with `regrade` scores a finished run again."""
     agentcompass = bool(argv) and argv[0] == 'run'
     prog = prog or argparse.ArgumentParser().prog          # argparse's own name for this program
+    if argv and argv[0] == 'regrade':
+        args = regrade_parser(prog).parse_args(argv[1:])
+        args.regrade, args.agentcompass = True, False
+        return args
     if agentcompass:
         p = argparse.ArgumentParser(prog=f'{prog} run',
                                     description='Evaluate a model on SciCode with AgentCompass\'s command line.')
@@ -75,7 +106,7 @@ def parse_args(argv, prog=None):
     if not agentcompass:
         add_arguments(p)        # OpenCompass's --datasets/--models/--hf-path ... (config/from_opencompass/)
     args = p.parse_args(argv)
-    args.agentcompass = agentcompass
+    args.agentcompass, args.regrade = agentcompass, False
     if agentcompass:
         args.config, args.prepare_data = None, False
     if not args.slurm and (args.partition or args.qos or args.retry is not None):
@@ -156,7 +187,19 @@ def _note(text):
     console.print(f'[cyan]note:[/] {text}', highlight=False, soft_wrap=True)
 
 
+def _regrade(args):
+    from .config.regrade import flag_values
+    options = LaunchOptions(debug=args.debug, max_num_workers=args.max_num_workers, download=not args.no_download)
+    outcome = regrade(args.run_dir, args.protocol, flag_values(args), args.scoring_only, options,
+                      say=console.print, warn=lambda text: console.print(f'[yellow]{text}'), note=_note)
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED
+    return 0 if outcome.ok else EXIT_TASK_FAILED
+
+
 def _main(args):
+    if args.regrade:
+        return _regrade(args)
     # AgentCompass's `run scicode ...`, else a config file and/or OpenCompass's --datasets/--models/--hf-path
     loaded = config_from_run_args(args) if args.agentcompass else config_from_args(args)
     if loaded is None:

@@ -123,7 +123,7 @@ def _plain(value):
     return value
 
 
-def _text(value):
+def value_text(value):
     if isinstance(value, (list, tuple)):
         return ','.join(map(str, value))
     if value is None:
@@ -136,7 +136,7 @@ def _text(value):
 def honest_name(name, values):
     """`name`, with each knob that differs from the protocol's: `official+timeout=300`."""
     diff = overrides(name, values)
-    return name + ''.join(f'+{knob}={_text(value)}' for knob, value in diff.items())
+    return name + ''.join(f'+{knob}={value_text(value)}' for knob, value in diff.items())
 
 
 def fingerprint(values):
