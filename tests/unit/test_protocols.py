@@ -13,6 +13,7 @@ from opencompass_scicode.inference.extract import extractor
 from opencompass_scicode.inference.settings import InferConfig
 from opencompass_scicode.models.base import ANSWER_TEMPERATURE
 from opencompass_scicode.models.openai_api import OpenAIChatModel
+from opencompass_scicode.protocols.record import value_text
 from opencompass_scicode.registry import build_dataset, build_evaluator
 from opencompass_scicode.targets.locate import Targets
 
@@ -134,3 +135,13 @@ def test_how_the_prefilled_steps_count(official_data, tmp_path, mode, total, pre
     assert result['subproblem_total'] == total and records.pop('76.3') == prefilled_status
     assert set(records.values()) == {'parse_error'}             # no answers were given
     assert result['subproblem_correct'] == (1 if mode == 'scored' else 0)
+
+
+def test_the_docs_table_is_the_protocols_table():
+    text = (ROOT / 'docs' / 'protocols.md').read_text()
+    names = list(protocols.PROTOCOLS)
+    assert '| knob | ' + ' | '.join(f'`{n}`' for n in names) + ' |' in text
+    for knob in protocols.KNOBS:
+        cells = ['any' if (v := protocols.PROTOCOLS[n]['values'][knob.name]) == protocols.ANY else value_text(v)
+                 for n in names]
+        assert f'| `{knob.name}` | ' + ' | '.join(cells) + ' |' in text, knob.name
