@@ -66,10 +66,13 @@ def regraded_entry(entry, protocol, flags, scoring_only):
                           fix=f'run the protocol anew (protocol={protocol!r} on the dataset), or add --scoring-only '
                               f'to score these answers with {protocol}\'s scoring knobs (the record names the '
                               f'answers\' knobs it keeps)')
+    run = knob_values(entry)
     out = apply({**entry, 'protocol': protocol})      # a copy; explicit keys of the run stay for now
     values = PROTOCOLS[protocol]['values']
     for knob in KNOBS:
         place = _place(out, knob)
+        if knob.phase == 'answers' and knob.name in run:
+            place[knob.name] = run[knob.name]          # as the answers were made, whatever the protocol says
         if knob.phase == 'scoring' and protocol != entry['protocol']:
             place[knob.name] = list(values[knob.name]) if isinstance(values[knob.name], tuple) else values[knob.name]
         if knob.name in flags:

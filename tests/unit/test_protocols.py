@@ -21,7 +21,7 @@ CITED = re.compile(r'@[0-9a-f]{7}|AgentCompass\'s SciCode page|^ours|^unused|^on
 
 
 def entry(**keys):
-    return dict(abbr='ds', type='SciCodeDataset', path=str(ROOT / 'data' / 'scicode'), **keys)
+    return dict({'abbr': 'ds', 'type': 'SciCodeDataset', 'path': str(ROOT / 'data' / 'scicode')}, **keys)
 
 
 def test_every_protocol_sets_every_knob_and_says_where_it_was_read():
@@ -145,3 +145,35 @@ def test_the_docs_table_is_the_protocols_table():
         cells = ['any' if (v := protocols.PROTOCOLS[n]['values'][knob.name]) == protocols.ANY else value_text(v)
                  for n in names]
         assert f'| `{knob.name}` | ' + ' | '.join(cells) + ' |' in text, knob.name
+
+
+def _finished_run(tmp_path, dataset):
+    from opencompass_scicode.config import dump_config
+    run = tmp_path / 'w' / '20260101_000000'
+    (run / 'configs').mkdir(parents=True)
+    (run / 'predictions').mkdir()
+    dump_config({'models': [dict(type='ReferenceModel', abbr='reference')], 'datasets': [dataset]},
+                run / 'configs' / '20260101_000000.py')
+    return run
+
+
+def test_a_regrade_changes_scoring_knobs_only_and_names_what_it_kept(tmp_path):
+    from opencompass_scicode.config.regrade import regrade_config
+    run = _finished_run(tmp_path, protocols.apply(entry(abbr='val', split='validation')))
+    cfg, label = regrade_config(run, flags={'timeout': 30, 'environments': ['2024', 'current']})
+    assert label == 'official+timeout=30+environments=2024,current'
+    assert protocols.record(cfg['datasets'][0])['name'] == label
+    with pytest.raises(ConfigError) as info:
+        regrade_config(run, protocol='nemo_skills')
+    assert "split (the run's: 'validation', nemo_skills's: 'all')" in str(info.value)
+    assert 'with_bg' in str(info.value) and '--scoring-only' in info.value.fix
+    cfg, label = regrade_config(run, protocol='nemo_skills', scoring_only=True)
+    regraded = cfg['datasets'][0]
+    assert label == 'nemo_skills' and regraded['split'] == 'validation' and regraded['with_bg'] is False
+    assert regraded['eval_cfg']['evaluator']['timeout'] == 30
+    assert protocols.record(regraded)['name'] == 'nemo_skills+split=validation+with_bg=False'
+    # the scoring knobs of the same protocol as the run: nothing to refuse
+    assert regrade_config(run, protocol='official_inspect')[0]['datasets'][0]['eval_cfg']['evaluator'][
+        'prefilled_steps'] == 'failed'
+    with pytest.raises(ConfigError):
+        regrade_config(tmp_path)                               # not a run
