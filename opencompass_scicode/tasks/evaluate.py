@@ -172,12 +172,12 @@ class EvalTask(BaseTask):
             'split': dataset.split,
             'with_bg': dataset.with_bg,
             'targets': targets.kind,
+            **{k: v for k, v in scores.items() if k != 'problems'},
             # how these numbers were made (protocols/), what scored them, against which targets
             'protocol': protocol,
             'scored_with': evaluator.scored_with,
             'targets_sha256': targets_digest(targets),
             'environment_differences': environment_differences(scores['problems']),
-            **{k: v for k, v in scores.items() if k != 'problems'},
             'targets_file': str(targets.path),
             'evaluator': evaluator.settings(),
             'protections': evaluator.protections,
