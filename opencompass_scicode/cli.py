@@ -58,13 +58,13 @@ def _add_run_flags(p):
 
 def regrade_parser(prog):
     """`regrade RUN_DIR [--protocol NAME] [scoring knobs]`: score a finished run's answers again."""
-    from .protocols import PROTOCOLS
+    from .config.regrade import PROTOCOL_NAMES
     p = argparse.ArgumentParser(prog=f'{prog} regrade',
                                 description='Score a finished run\'s predictions again, under another protocol or '
                                             'with other scoring knobs, into RUN_DIR/regrades/<label>/; no model is '
                                             'asked anything (docs/protocols.md).')
     p.add_argument('run_dir', help='the run directory (<work_dir>/<timestamp>)')
-    p.add_argument('--protocol', help=f'score under this protocol: {", ".join(PROTOCOLS)}')
+    p.add_argument('--protocol', help=f'score under this protocol: {", ".join(PROTOCOL_NAMES)}')
     p.add_argument('--scoring-only', action='store_true',
                    help='a protocol whose answers differ (prompt form, background, generation settings): score '
                         'these answers with its scoring knobs anyway; the record names the difference')

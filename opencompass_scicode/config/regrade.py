@@ -20,6 +20,7 @@ from .loader import load_config
 from .protocols import fill_protocols
 
 REGRADES = 'regrades'
+PROTOCOL_NAMES = tuple(PROTOCOLS)
 # Scoring knobs a re-grade may set on the command line, and how their text becomes a value.
 FLAG_KNOBS = ('timeout', 'memory_limit_mb', 'environments', 'environment_rule', 'extraction',
               'prefilled_steps', 'simps_shim')
