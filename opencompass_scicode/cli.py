@@ -49,6 +49,9 @@ def _add_run_flags(p):
                                              'times (default 2)')
     p.add_argument('--no-download', action='store_true',
                    help='never fetch missing test targets (as SCICODE_OFFLINE=1); stop with the manual steps')
+    p.add_argument('--no-probe', action='store_true',
+                   help='do not ask API models\' endpoints once before any work (for endpoints that bill '
+                        'even the model list); a wrong URL or key then shows at the first request')
     p.add_argument('--discard-stale', action='store_true',
                    help='with -r: set aside predictions made with other settings and generate again')
     p.add_argument('--compare', nargs='+', metavar='RUN',
@@ -149,7 +152,7 @@ def launch_options(args):
                          max_num_workers=args.max_num_workers, slurm=args.slurm, partition=args.partition,
                          qos=args.qos, retry=args.retry, discard_stale=args.discard_stale,
                          compare=tuple(args.compare or ()), download=not args.no_download,
-                         dry_run=args.dry_run)
+                         dry_run=args.dry_run, probe=not args.no_probe)
 
 
 def _note(text):

@@ -151,8 +151,9 @@ class SciCodeEvaluator:
                     pred = predictions.get(record_key(step.step_id, sample))
                     if pred is None:
                         cannot_run(step, 'parse_error', 'no prediction for this step', 'no_code')
-                    elif pred.get('error'):
-                        cannot_run(step, 'parse_error', pred['error'], 'no_code')
+                    elif pred.get('error'):     # no answer: refused by the API, or not asked
+                        cannot_run(step, 'parse_error', pred['error'],
+                                   'refused' if pred.get('refused') else 'no_code')
                     elif pred.get('truncated'):
                         cannot_run(step, 'fail', 'the response was cut off by the token limit '
                                                  '(finish_reason=length)', 'truncated')

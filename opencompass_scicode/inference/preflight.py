@@ -30,6 +30,23 @@ def ready_models(model_cfgs, datasets, dataset_cfgs):
     return models
 
 
+def check_endpoints(model_cfgs, note=print):
+    """Each model's endpoint asked once (models/probe.py), before any work: a wrong URL, key or
+    model name stops the run here (EndpointError, exit 2) instead of after minutes of retries.
+    Models sharing an endpoint, key and name are asked once; `note(text)` tells of what could not
+    be checked."""
+    asked = set()
+    for i, m_cfg in enumerate(model_cfgs):
+        model = build_model(m_cfg, key=f'models[{i}]')
+        identity = (getattr(model, 'base_url', None), getattr(model, 'path', None), getattr(model, 'api_key', None))
+        if identity in asked:
+            continue
+        asked.add(identity)
+        said = model.probe()
+        if said:
+            note(said)
+
+
 def check_mode(model, dataset_cfg, key):
     """The dataset's generation settings (infer_cfg) are ones `model` can answer."""
     infer = InferConfig.of(dataset_cfg.get('infer_cfg'))

@@ -4,6 +4,7 @@ from typing import Optional
 
 from ..errors import ConfigError
 from ..utils.checks import check_number
+from .extract import EXTRACTIONS
 
 # The generation modes (modes.py holds how each works); named here so that reading a dataset's
 # settings (an eval task does) loads no model code.
@@ -16,12 +17,15 @@ class InferConfig:
     max_out_len: the model's token limit per answer (None: the model's own).
     tool_use_max_loops, code_timeout_seconds: tool calls per step, and seconds per
     snippet the code_interpreter tool runs (AgentCompass's values).
-    n: independent samples of every problem (each a chain of its own answers; pass@k)."""
+    n: independent samples of every problem (each a chain of its own answers; pass@k).
+    extraction: how the code is taken from an answer (extract.py): 'official', or 'fenced'
+    (AgentCompass's: no fence or an empty block is a parse_error with no code)."""
     mode: str = 'naive'
     max_out_len: Optional[int] = None
     tool_use_max_loops: int = 15
     code_timeout_seconds: float = 180
     n: int = 1
+    extraction: str = 'official'
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -31,6 +35,9 @@ class InferConfig:
         check_number('tool_use_max_loops', self.tool_use_max_loops, whole=True, at_least=1, example=15)
         check_number('code_timeout_seconds', self.code_timeout_seconds, above=0, example=180)
         check_number('n', self.n, whole=True, at_least=1, example=1)
+        if self.extraction not in EXTRACTIONS:
+            raise ConfigError(f'unknown extraction {self.extraction!r}', key='extraction',
+                              fix=f'use one of {", ".join(map(repr, EXTRACTIONS))}')
 
     @classmethod
     def of(cls, infer_cfg):
@@ -44,6 +51,8 @@ class InferConfig:
                        code_timeout_seconds=self.code_timeout_seconds)
         if self.n > 1:          # one sample: the fingerprint of earlier runs stays valid
             out['n'] = self.n
+        if self.extraction != 'official':       # likewise
+            out['extraction'] = self.extraction
         return out
 
     def to_dict(self):

@@ -12,7 +12,7 @@ from typing import Optional
 
 from ..datasets.files import DEFAULT_DATA_DIR, prepare_data
 from ..errors import ConfigError
-from ..inference.preflight import check_stale_predictions, ready_models, torn_records
+from ..inference.preflight import check_endpoints, check_stale_predictions, ready_models, torn_records
 from ..partitioners import NaivePartitioner
 from ..registry import build, resolve_type
 from ..runners import LocalRunner, SlurmRunner
@@ -41,6 +41,7 @@ class LaunchOptions:
     compare: tuple = ()                 # runs shown beside this one
     download: bool = True               # fetch missing targets (--no-download: no)
     dry_run: bool = False               # plan only: say what would be fetched, fetch nothing
+    probe: bool = True                  # ask each API model's endpoint once first (--no-probe: no)
 
 
 @dataclass
@@ -70,7 +71,11 @@ def plan_run(cfg, options, warn=print, note=print):
     run_dir, reuse = resolve_run_dir(cfg, options, warn)
     compare = compared_runs(options.compare, run_dir)      # before any work: a wrong name stops here
     stages = STAGES[options.run_mode]
-    # Missing targets are fetched here, before any model is built or asked anything.
+    if 'infer' in stages and options.probe and not options.dry_run:
+        # A wrong URL, key or model name stops the run in seconds, before targets are fetched
+        # or regenerated (a dry run asks nothing of anyone).
+        check_endpoints(cfg['models'], note=note)
+    # Missing targets are fetched here, before any model is asked anything.
     fetching = Fetching(allowed=options.download, dry_run=options.dry_run, say=warn)
     datasets = ready_datasets(cfg['datasets'], scoring='eval' in stages, fetching=fetching) if stages else []
     if len(datasets) < len(cfg['datasets']) and stages:
