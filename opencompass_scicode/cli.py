@@ -16,7 +16,7 @@ from tabulate import tabulate
 
 from .config import fill_abbrs, validate_config
 from .config.from_agentcompass.command_line import add_arguments as add_agentcompass_arguments
-from .config.from_agentcompass.command_line import config_from_run_args
+from .config.from_agentcompass.command_line import config_from_run_args, in_their_words
 from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
 from .errors import ConfigError, NoSpaceError, UserFacingError, out_of_space
 from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, run_plan
@@ -136,6 +136,8 @@ def main(argv=None, prog=None):
         console.print(f'[bold red]error:[/] {exc}', highlight=False, soft_wrap=True)
         return EXIT_TASK_FAILED
     except UserFacingError as exc:
+        if args.agentcompass and isinstance(exc, ConfigError):     # the flags' words, not the config's
+            exc = in_their_words(exc)
         console.print(f'[bold red]error:[/] {exc}', highlight=False)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:

@@ -12,32 +12,25 @@ from .modes import requires_chat
 from .settings import InferConfig
 
 
-def ready_models(model_cfgs, datasets, dataset_cfgs):
-    """The models of the config's entries, each checked against every dataset (`datasets`, built
-    from `dataset_cfgs`) it will answer."""
+def built_models(model_cfgs, dataset_cfgs):
+    """The models of the config's entries, each checked against the generation settings of every
+    dataset entry it will answer: from the config alone, before any request or fetch."""
     models = []
     for i, m_cfg in enumerate(model_cfgs):
         model = build_model(m_cfg, key=f'models[{i}]')
+        for j, ds_cfg in enumerate(dataset_cfgs):
+            check_mode(model, ds_cfg, key=f'datasets[{j}].infer_cfg')
         models.append(model)
-        for j, dataset in enumerate(datasets):
-            try:
-                model.check_dataset(dataset)
-            except ConfigError as exc:
-                raise ConfigError(f'model {model.abbr!r} cannot run dataset {dataset.abbr!r}: '
-                                  f'{exc.message}', key=f'datasets[{j}].{exc.key or "split"}',
-                                  fix=exc.fix) from None
-            check_mode(model, dataset_cfgs[j], key=f'datasets[{j}].infer_cfg')
     return models
 
 
-def check_endpoints(model_cfgs, note=print):
+def check_endpoints(models, note=print):
     """Each model's endpoint asked once (models/probe.py), before any work: a wrong URL, key or
     model name stops the run here (EndpointError, exit 2) instead of after minutes of retries.
     Models sharing an endpoint, key and name are asked once; `note(text)` tells of what could not
     be checked."""
     asked = set()
-    for i, m_cfg in enumerate(model_cfgs):
-        model = build_model(m_cfg, key=f'models[{i}]')
+    for model in models:
         identity = (getattr(model, 'base_url', None), getattr(model, 'path', None), getattr(model, 'api_key', None))
         if identity in asked:
             continue
@@ -45,6 +38,19 @@ def check_endpoints(model_cfgs, note=print):
         said = model.probe()
         if said:
             note(said)
+
+
+def ready_models(models, datasets):
+    """`models` (built_models), each checked against every dataset (built, its problems read)."""
+    for model in models:
+        for j, dataset in enumerate(datasets):
+            try:
+                model.check_dataset(dataset)
+            except ConfigError as exc:
+                raise ConfigError(f'model {model.abbr!r} cannot run dataset {dataset.abbr!r}: '
+                                  f'{exc.message}', key=f'datasets[{j}].{exc.key or "split"}',
+                                  fix=exc.fix) from None
+    return models
 
 
 def check_mode(model, dataset_cfg, key):

@@ -12,7 +12,8 @@ from typing import Optional
 
 from ..datasets.files import DEFAULT_DATA_DIR, prepare_data
 from ..errors import ConfigError
-from ..inference.preflight import check_endpoints, check_stale_predictions, ready_models, torn_records
+from ..inference.preflight import (built_models, check_endpoints, check_stale_predictions, ready_models,
+                                   torn_records)
 from ..partitioners import NaivePartitioner
 from ..registry import build, resolve_type
 from ..runners import LocalRunner, SlurmRunner
@@ -71,10 +72,12 @@ def plan_run(cfg, options, warn=print, note=print):
     run_dir, reuse = resolve_run_dir(cfg, options, warn)
     compare = compared_runs(options.compare, run_dir)      # before any work: a wrong name stops here
     stages = STAGES[options.run_mode]
-    if 'infer' in stages and options.probe and not options.dry_run:
-        # A wrong URL, key or model name stops the run in seconds, before targets are fetched
-        # or regenerated (a dry run asks nothing of anyone).
-        check_endpoints(cfg['models'], note=note)
+    # What the config alone says of its models is checked first; then a wrong URL, key or model
+    # name stops the run in seconds, before targets are fetched or regenerated (a dry run asks
+    # nothing of anyone).
+    models = built_models(cfg['models'], cfg['datasets']) if 'infer' in stages else []
+    if models and options.probe and not options.dry_run:
+        check_endpoints(models, note=note)
     # Missing targets are fetched here, before any model is asked anything.
     fetching = Fetching(allowed=options.download, dry_run=options.dry_run, say=warn)
     datasets = ready_datasets(cfg['datasets'], scoring='eval' in stages, fetching=fetching) if stages else []
@@ -83,7 +86,7 @@ def plan_run(cfg, options, warn=print, note=print):
         # what it would fetch and no task (fetches names the datasets).
         return RunPlan(cfg, run_dir, reuse, {}, {}, datasets, fetches=fetching.planned)
     # scoring and summaries never ask a model anything
-    models = ready_models(cfg['models'], datasets, cfg['datasets']) if 'infer' in stages else []
+    models = ready_models(models, datasets)
     if reuse and 'infer' in stages and not options.discard_stale:
         check_stale_predictions(run_dir, models, datasets, cfg['datasets'])
     if reuse and 'infer' in stages:
