@@ -189,10 +189,11 @@ class SciCodeEvaluator:
         return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers)
 
     # ------------------------------------------------------------ running
-    def submissions(self, jobs, targets_path, durations, done, n=1, verdicts=None):
+    def submissions(self, jobs, targets_path, durations, done, n=1, verdicts=None, on_start=None):
         """What the step pool needs of each job ({(step_id, sample): job}); `done(record)` is
-        called with its verdict (which names its sample when n > 1). `verdicts`: the verdicts
-        shared with the run's other tasks (the pool's claims), where each new one is kept."""
+        called with its verdict (which names its sample when n > 1), `on_start(step_id, sample)`
+        when a worker starts it. `verdicts`: the verdicts shared with the run's other tasks (the
+        pool's claims), where each new one is kept."""
         identity = targets_identity(targets_path)
         verdicts = verdicts if verdicts is not None else LocalVerdicts()
         # a record is shared only with tasks that would write the same record
@@ -201,7 +202,8 @@ class SciCodeEvaluator:
         for (sid, sample), job in jobs.items():
             key = program_key(job, identity, settings)
             judge = _judge(job, key, verdicts, done, sample if n > 1 else None)
-            out.append(Submission(key, job, durations.expected(sid, key), judge))
+            started = (lambda sid=sid, sample=sample: on_start(sid, sample)) if on_start else None
+            out.append(Submission(key, job, durations.expected(sid, key), judge, started=started))
         return out
 
     @property
@@ -220,7 +222,8 @@ class SciCodeEvaluator:
             return MachinePool(run_root, durations, verdicts)
         return StepPool(self.make_executor, verdicts, durations)
 
-    def run_jobs(self, jobs, targets_path, on_step=None, verdicts=None, durations=None, n=1, run_root=None):
+    def run_jobs(self, jobs, targets_path, on_step=None, verdicts=None, durations=None, n=1, run_root=None,
+                 on_start=None):
         """Run jobs in the order the pool plans; (step_id, sample) -> StepRecord.
 
         A program another task of the run has already run (or is running) is not
@@ -236,16 +239,19 @@ class SciCodeEvaluator:
         durations = durations or StepDurations(None)
         verdicts = verdicts if verdicts is not None else LocalVerdicts()
         pool = self.pool(verdicts, durations, run_root)
-        pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts))
+        pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts, on_start))
         pool.close()
         self.protections = self.protections or pool.protections
         return records
 
-    def evaluate(self, dataset, predictions, targets, on_step=None, run_root=None, n=1, ks=(), known=None):
+    def evaluate(self, dataset, predictions, targets, on_step=None, run_root=None, n=1, ks=(), known=None,
+                 on_start=None):
         """Per-step records and metrics for one model on one dataset (`n` samples per problem;
         `ks`: pass@k for these k besides 1 and n; `known`: (step_id, sample) -> StepRecord already
         decided, e.g. by the shards of this evaluation, not run again). `run_root`: the run this
-        is part of: its verdicts are shared, its steps run in the run's pool on this machine."""
+        is part of: its verdicts are shared, its steps run in the run's pool on this machine.
+        `on_step(record)` hears of each verdict, `on_start(step_id, sample)` of each step a
+        worker starts."""
         jobs, records = self.jobs(dataset, predictions, targets, n)
         known = known or {}
         jobs = {key: job for key, job in jobs.items() if key not in known}
@@ -256,7 +262,7 @@ class SciCodeEvaluator:
         shared = SharedVerdicts(verdicts_dir(run_root)) if run_root else None
         durations = StepDurations(durations_path(dataset.data_dir))
         records.update(self.run_jobs(jobs, targets.path, on_step, shared or LocalVerdicts(), durations, n,
-                                     run_root))
+                                     run_root, on_start))
         if shared is not None:
             # Every step may have been run by another task: report its sandbox.
             if self.protections:

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..errors import UserFacingError
 from ..tasks.contract import EXIT_FAILED, EXIT_INTERRUPTED, TaskStatus, status_of
-from ..utils.progress import read_progress
+from ..utils.progress import long_running, read_progress
 from ..utils.checks import check_number
 
 
@@ -154,8 +154,10 @@ class BaseRunner:
             where = self.where(running[spec.name][1])
             where = f'{where} · ' if where else ''
             if info:
+                long = long_running(info)         # a step in an endless loop shows here, by name
                 bar.update(row, total=info['total'], completed=info['done'],
-                           extra=f'{where}{info.get("errors", 0)} {noun}{_rate(info)}{scored}')
+                           extra=f'{where}{info.get("errors", 0)} {noun}{_rate(info)}{scored}'
+                                 + (f' · {long}' if long else ''))
             else:
                 bar.update(row, extra=where + 'starting')
             parts = (info or {}).get('parts') or {}

@@ -118,3 +118,12 @@ def test_an_endpoint_where_nothing_listens_stops_the_model_after_its_retries():
     with pytest.raises(EndpointError) as caught:
         ask(model)
     assert caught.value.row.name == 'unreachable' and '[Errno 111]' in str(caught.value)   # the OS's words
+
+
+def test_the_docs_table_lists_every_row_with_its_side():
+    from helpers import ROOT
+    page = (ROOT / 'docs' / 'api-endpoints.md').read_text()
+    for row in REFUSALS:
+        line = next((l for l in page.splitlines() if l.startswith(f'| `{row.name}` |')), None)
+        assert line is not None, row.name
+        assert f'| {row.side} | {"yes" if row.retried else "no"} |' in line, line

@@ -1,0 +1,65 @@
+"""A scoring progress line names a step that has run for over a minute: the pool says when a
+worker starts a program, the eval task keeps the steps running in its progress file, and the
+runner's line names the one running longest."""
+import time
+
+from rich.console import Console
+from rich.progress import Progress, TextColumn
+
+from helpers import gold_predictions, tiny_dataset
+from opencompass_scicode.evaluation import SciCodeEvaluator
+from opencompass_scicode.evaluation.regenerate import ensure_targets
+from opencompass_scicode.runners.base import BaseRunner
+from opencompass_scicode.tasks.contract import TaskSpec
+from opencompass_scicode.utils.progress import LONG_STEP_S, ProgressFile, long_running, read_progress
+
+
+
+def test_the_pool_says_when_each_step_starts_before_its_verdict(tiny_data):
+    ds = tiny_dataset(tiny_data)
+    targets = ensure_targets(ds)
+    heard = []
+    records = []
+    SciCodeEvaluator(timeout=60, max_workers=2).evaluate(
+        ds, gold_predictions(ds), targets, on_step=lambda r: records.append((r.step_id, time.monotonic())),
+        on_start=lambda sid, sample: heard.append((sid, sample, time.monotonic())))
+    assert sorted(sid for sid, _, _ in heard) == ['900.1', '900.2', '901.1'] and {s for _, s, _ in heard} == {0}
+    started = {sid: at for sid, _, at in heard}
+    assert all(started[sid] <= at for sid, at in records)
+
+
+def test_the_progress_file_keeps_the_running_steps(tmp_path):
+    progress = ProgressFile(tmp_path / 'p.json', 'eval/m/d', 3)
+    progress.started('10.3')
+    progress.started('10.4')
+    progress.finished('10.4')
+    assert list(read_progress(tmp_path / 'p.json')['running']) == ['10.3']
+    progress.finished('10.3')
+    assert read_progress(tmp_path / 'p.json')['running'] == {}
+
+
+def test_only_a_step_over_a_minute_is_named_the_longest_first():
+    now = 10_000.0
+    assert long_running({'running': {'1.1': now - 5}}, now) == ''
+    assert long_running({'running': {}}, now) == '' and long_running(None, now) == ''
+    assert long_running({'running': {'1.1': now - 5, '10.3': now - LONG_STEP_S - 1}}, now) == 'step 10.3 running 61 s'
+    assert long_running({'running': {'10.3': now - 600, '70.8': now - 125}}, now) == 'step 10.3 running 10 min'
+    assert long_running({'running': {'70.8': now - 119}}, now) == 'step 70.8 running 119 s'
+
+
+def test_the_runners_line_names_it(tmp_path):
+    spec = TaskSpec(name='eval/m/d', stage='eval', command=['true'], config_path='', log_path='',
+                    progress_path=str(tmp_path / 'p.json'), labels={'model': 'm', 'dataset': 'd'})
+    progress = ProgressFile(spec.progress_path, spec.name, 50)
+    progress.state['running'] = {'47.4': time.time() - 150, '1.1': time.time() - 2}
+    progress.write(force=True)
+    runner = BaseRunner()
+    with Progress(TextColumn('{task.description}'), TextColumn('{task.fields[extra]}'),
+                  console=Console(file=open(tmp_path / 'screen', 'w'))) as bar:
+        row = bar.add_task('eval m/d', total=None, extra='waiting')
+        runner._refresh(bar, {spec.name: row}, {}, [spec], {spec.name: (spec, None)}, {})
+        assert bar.tasks[row].fields['extra'].endswith(' · step 47.4 running 2 min')
+        progress.state['running'] = {'1.1': time.time() - 2}
+        progress.write(force=True)
+        runner._refresh(bar, {spec.name: row}, {}, [spec], {spec.name: (spec, None)}, {})
+        assert 'running' not in bar.tasks[row].fields['extra']
