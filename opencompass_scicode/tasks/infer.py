@@ -119,5 +119,4 @@ class InferTask(BaseTask):
         """Scores problems as they finish; the eval tasks read these verdicts back."""
         from ..evaluation.eager import EagerEvaluator
         evaluators = [build_evaluator(cfg) for cfg in self.dataset_cfgs]
-        return EagerEvaluator(self.run_dir, list(zip(parts, evaluators)), log=self.log,
-                              on_scored=lambda record: progress.add('scored'))
+        return EagerEvaluator(self.run_dir, list(zip(parts, evaluators)), log=self.log, progress=progress)

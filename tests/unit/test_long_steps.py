@@ -63,3 +63,34 @@ def test_the_runners_line_names_it(tmp_path):
         progress.write(force=True)
         runner._refresh(bar, {spec.name: row}, {}, [spec], {spec.name: (spec, None)}, {})
         assert 'running' not in bar.tasks[row].fields['extra']
+
+
+def test_early_evaluation_tells_the_inference_tasks_progress_too(tiny_data, tmp_path):
+    """Under early evaluation the steps are scored inside the inference task: its line names them."""
+    from opencompass_scicode.evaluation.eager import EagerEvaluator
+    from opencompass_scicode.inference.engine import InferPart
+    from opencompass_scicode.predictions import PredictionStore
+    from opencompass_scicode.utils.workdir import RunDir
+
+    class Heard(ProgressFile):
+        def started(self, name):
+            self.heard.append(name)
+            super().started(name)
+
+    ds = tiny_dataset(tiny_data)
+    ensure_targets(ds)
+    store = PredictionStore(tmp_path / 'preds.jsonl')
+    for record in gold_predictions(ds).values():
+        store.append(record)
+    progress = Heard(tmp_path / 'p.json', 'infer/m', 3)
+    progress.heard = []
+    part = InferPart(ds, store, {})
+    eager = EagerEvaluator(RunDir(tmp_path, 'run'), [(part, SciCodeEvaluator(timeout=60, max_workers=1))],
+                           progress=progress)
+    for problem in ds.problems:
+        eager.submit(part, problem)
+    eager.finish()
+    progress.write(force=True)          # as the inference task does when it ends
+    assert sorted(progress.heard) == [f'{sid} ({ds.abbr})' for sid in ('900.1', '900.2', '901.1')]
+    state = read_progress(tmp_path / 'p.json')
+    assert state['scored'] == 3 and state['running'] == {}
