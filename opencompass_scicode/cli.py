@@ -18,10 +18,9 @@ from .config import fill_abbrs, validate_config
 from .config.from_agentcompass.command_line import add_arguments as add_agentcompass_arguments
 from .config.from_agentcompass.command_line import config_from_run_args, in_their_words
 from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
-from .errors import ConfigError, NoSpaceError, UserFacingError, out_of_space
+from .errors import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, ConfigError, NoSpaceError,
+                     UserFacingError, out_of_space)
 from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, run_plan
-
-EXIT_TASK_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 1, 2, 130
 
 console = Console(stderr=True)
 
@@ -134,7 +133,7 @@ def main(argv=None, prog=None):
         return _main(args)
     except NoSpaceError as exc:         # not the user's input: the run stopped midway
         console.print(f'[bold red]error:[/] {exc}', highlight=False, soft_wrap=True)
-        return EXIT_TASK_FAILED
+        return EXIT_FAILED
     except UserFacingError as exc:
         if args.agentcompass and isinstance(exc, ConfigError):     # the flags' words, not the config's
             exc = in_their_words(exc)
@@ -167,7 +166,7 @@ def _main(args):
     if loaded is None:
         if args.prepare_data:
             prepare_data_dirs(None, say=console.print)
-            return 0
+            return EXIT_OK
         raise ConfigError('no config file given', fix=f'{args.command} configs/eval_scicode.py, or '
                                                        f'{args.command} --datasets scicode_gen --models reference')
     cfg, source, notes = loaded
@@ -178,7 +177,7 @@ def _main(args):
     fill_abbrs(cfg)
     if args.prepare_data:
         prepare_data_dirs(cfg, say=console.print)
-        return 0
+        return EXIT_OK
     plan = plan_run(cfg, launch_options(args), warn=lambda text: console.print(f'[yellow]{text}'), note=_note)
     if args.dry_run:
         tasks = plan.dry_run()
@@ -194,7 +193,7 @@ def _main(args):
                    {stage: runner for stage, (_, runner) in plan.stages.items()}, plan.run_dir.root)
         for line in server_lines(cfg):
             print(line)
-        return 0
+        return EXIT_OK
     try:
         outcome = run_plan(plan, say=console.print)
     except OSError as exc:
@@ -207,4 +206,4 @@ def _main(args):
     if not_scored:
         console.print('[bold red]error:[/] steps could not be scored (eval_error), counted as failed: '
                       + ', '.join(f'{where}: {n}' for where, n in not_scored.items()), highlight=False)
-    return 0 if outcome.ok and not not_scored else EXIT_TASK_FAILED
+    return EXIT_OK if outcome.ok and not not_scored else EXIT_FAILED

@@ -4,12 +4,11 @@ runner's line names the one running longest."""
 import time
 
 from rich.console import Console
-from rich.progress import Progress, TextColumn
 
 from helpers import gold_predictions, tiny_dataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.regenerate import ensure_targets
-from opencompass_scicode.runners.base import BaseRunner
+from opencompass_scicode.runners.board import TaskBoard
 from opencompass_scicode.tasks.contract import TaskSpec
 from opencompass_scicode.utils.progress import LONG_STEP_S, ProgressFile, long_running, read_progress
 
@@ -47,22 +46,29 @@ def test_only_a_step_over_a_minute_is_named_the_longest_first():
     assert long_running({'running': {'70.8': now - 119}}, now) == 'step 70.8 running 119 s'
 
 
-def test_the_runners_line_names_it(tmp_path):
-    spec = TaskSpec(name='eval/m/d', stage='eval', command=['true'], config_path='', log_path='',
-                    progress_path=str(tmp_path / 'p.json'), labels={'model': 'm', 'dataset': 'd'})
+def board_lines(tmp_path, stage, running):
+    """The extra text of each line of a task board showing one running task of `stage` whose
+    progress file says `running` (step -> seconds ago), and whatever it scored."""
+    spec = TaskSpec(name=f'{stage}/m/d', stage=stage, command=['true'], config_path='', log_path='',
+                    progress_path=str(tmp_path / f'{stage}.json'), labels={'model': 'm', 'dataset': 'd'})
     progress = ProgressFile(spec.progress_path, spec.name, 50)
-    progress.state['running'] = {'47.4': time.time() - 150, '1.1': time.time() - 2}
+    progress.state['running'] = {name: time.time() - ago for name, ago in running.items()}
+    if stage == 'infer':
+        progress.state['scored'] = 3
     progress.write(force=True)
-    runner = BaseRunner()
-    with Progress(TextColumn('{task.description}'), TextColumn('{task.fields[extra]}'),
-                  console=Console(file=open(tmp_path / 'screen', 'w'))) as bar:
-        row = bar.add_task('eval m/d', total=None, extra='waiting')
-        runner._refresh(bar, {spec.name: row}, {}, [spec], {spec.name: (spec, None)}, {})
-        assert bar.tasks[row].fields['extra'].endswith(' · step 47.4 running 2 min')
-        progress.state['running'] = {'1.1': time.time() - 2}
-        progress.write(force=True)
-        runner._refresh(bar, {spec.name: row}, {}, [spec], {spec.name: (spec, None)}, {})
-        assert 'running' not in bar.tasks[row].fields['extra']
+    with open(tmp_path / 'screen', 'w') as screen, TaskBoard(Console(file=screen), [spec], stage) as board:
+        board.show({spec.name: ''}, {})
+        return [task.fields['extra'] for task in board.bar.tasks]
+
+
+def test_the_boards_scoring_lines_name_it(tmp_path):
+    (line,) = board_lines(tmp_path, 'eval', {'47.4': 150, '1.1': 2})
+    assert line.endswith(' · step 47.4 running 2 min')
+    (line,) = board_lines(tmp_path, 'eval', {'1.1': 2})
+    assert 'running' not in line
+    # early evaluation: the inference task's steps on the scoring line, not on the task's own
+    task, scoring = board_lines(tmp_path, 'infer', {'47.4 (val)': 75})
+    assert 'running' not in task and scoring.endswith(' · step 47.4 (val) running 75 s')
 
 
 def test_early_evaluation_tells_the_inference_tasks_progress_too(tiny_data, tmp_path):
