@@ -16,7 +16,7 @@ from typing import Optional
 
 EXIT_OK = 0            # done: every output written
 EXIT_FAILED = 1        # failed: the log says why (the runner marks the task failed)
-EXIT_STEP_ERRORS = 3   # finished, but some steps could not be generated
+EXIT_STEP_ERRORS = 3   # finished, but some steps have no answer (not generated, or their request refused)
 EXIT_SKIPPED = 4       # outputs were complete already
 EXIT_NO_SPACE = 5      # stopped: a file system it writes to is full (errors.NoSpaceError)
 EXIT_INTERRUPTED = 130  # stopped by Ctrl-C or SIGTERM; what it finished is saved

@@ -28,6 +28,7 @@ CHOICES = {
     ('SciCodeEvaluator', 'executor'): 'opencompass_scicode.sandbox.executor:EXECUTORS',
     ('SciCodeSummarizer', 'layout'): 'opencompass_scicode.summarizers.layouts:LAYOUTS',
     ('InferConfig', 'mode'): 'opencompass_scicode.inference.settings:MODES',
+    ('InferConfig', 'extraction'): 'opencompass_scicode.inference.extract:EXTRACTIONS',
 }
 # Options whose allowed values the class checks inline, with no constant to read (listed so that
 # tests/unit/test_docs_reference.py knows them): (class name, option) -> the values.
