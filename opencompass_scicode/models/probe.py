@@ -11,7 +11,7 @@ left to the run (its retries, its per-step refusals), the probe having learnt on
 server is there. --no-probe skips it, for endpoints that bill even the list.
 """
 from .openai_api import api_failure
-from .refusals import ENDPOINT, EndpointError, refusal_for
+from .refusals import ENDPOINT, EndpointError, refusal_for, status_text
 
 PROBE_TIMEOUT_S = 10.0
 # Statuses of a model list the server does not offer: the one-token request asks instead.
@@ -34,7 +34,7 @@ def probe(model, timeout=PROBE_TIMEOUT_S):
             status, words = _read(exc)
             if status not in NO_LIST:
                 _judge(model, status, words, listing=True)
-                return f'{_who(model)}: the model list answered {_code(status)} ({words}); not checked further'
+                return f'{_who(model)}: the model list answered {status_text(status)} ({words}); not checked further'
             served = None
         if served is not None and model.path in served:
             return None
@@ -46,7 +46,8 @@ def probe(model, timeout=PROBE_TIMEOUT_S):
                 shown = ', '.join(served[:SHOWN_MODELS]) + (', ...' if len(served) > SHOWN_MODELS else '')
                 words = f'{words}; the server lists: {shown}'
             _judge(model, status, words, listing=False)
-            return f'{_who(model)}: a one-token request was refused ({_code(status)}: {words}); not checked further'
+            return (f'{_who(model)}: a one-token request was refused ({status_text(status)}: {words}); '
+                    f'not checked further')
         return None
     finally:
         client.close()
@@ -80,13 +81,9 @@ def _judge(model, status, words, listing):
         return
     meaning = 'no answer to the model list in time' if row.name == 'timeout' else row.meaning
     raise EndpointError(model.redact(
-        f'{_who(model)}: {meaning} ({_code(status)}: {words}); nothing was run.\n'
+        f'{_who(model)}: {meaning} ({status_text(status)}: {words}); nothing was run.\n'
         f'  fix: {row.fix}; or add --no-probe to skip this check (it asks the endpoint once before any work)'), row)
 
 
 def _who(model):
     return f'model {model.abbr!r} ({model.path!r} at {model.base_url})'
-
-
-def _code(status):
-    return f'HTTP {status}' if isinstance(status, int) else status

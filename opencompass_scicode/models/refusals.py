@@ -127,8 +127,12 @@ class EndpointError(UserFacingError):
         return EndpointError(f'stopped at step {step}: {self.text}', self.row, step)
 
 
+def status_text(status):
+    """'HTTP 401', or the word for a request that got no answer."""
+    return f'HTTP {status}' if isinstance(status, int) else status
+
+
 def described(model, status, words, row):
     """The one-line account of a failure: who, the status, the server's own words, their meaning
     and what to do."""
-    code = f'HTTP {status}' if isinstance(status, int) else status
-    return f'{model}: {row.meaning} ({code}: {words}). Fix: {row.fix}'
+    return f'{model}: {row.meaning} ({status_text(status)}: {words}). Fix: {row.fix}'

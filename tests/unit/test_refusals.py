@@ -1,6 +1,7 @@
 """The table of refusals (models/refusals.py): a case for every row, read the way the model reads
 a failure, and the model's answer to each side against the real loopback server."""
 import asyncio
+import time
 import socket
 
 import pytest
@@ -127,3 +128,40 @@ def test_the_docs_table_lists_every_row_with_its_side():
         line = next((l for l in page.splitlines() if l.startswith(f'| `{row.name}` |')), None)
         assert line is not None, row.name
         assert f'| {row.side} | {"yes" if row.retried else "no"} |' in line, line
+
+
+# ------------------------------------------------------------------ the probe, against real sockets
+def probed(base_url, path='test-model'):
+    from opencompass_scicode.models.probe import probe
+    model = OpenAIChatModel(path=path, base_url=base_url, key='sk-unit')
+    start = time.monotonic()
+    try:
+        return probe(model, timeout=2), time.monotonic() - start
+    except EndpointError as exc:
+        return exc, time.monotonic() - start
+
+
+def test_the_probe_stops_on_no_such_host_and_on_a_server_that_never_answers():
+    said, took = probed('http://no-such-host.invalid/v1')           # never resolves (RFC 6761)
+    assert isinstance(said, EndpointError) and said.row.name == 'unreachable' and took < 10
+    assert 'Name or service not known' in str(said)             # the resolver's own words
+    with socket.socket() as silent:             # takes the connection, never answers
+        silent.bind(('127.0.0.1', 0))
+        silent.listen(1)
+        said, took = probed(f'http://127.0.0.1:{silent.getsockname()[1]}/v1')
+    assert isinstance(said, EndpointError) and 'no answer to the model list in time' in str(said)
+    assert took < 10 and '--no-probe' in str(said)
+
+
+def test_the_probe_leaves_to_the_run_what_it_cannot_judge(loopback):
+    loopback.models_status = 503                # still loading: the run's retries deal with it
+    note, _ = probed(loopback.base_url)
+    assert 'the model list answered HTTP 503' in note and loopback.log == []
+    loopback.models_status = 200
+    loopback.models = ['alias-of-it', 'test-model']
+    assert probed(loopback.base_url)[0] is None         # listed: nothing asked
+    assert loopback.log == []
+    loopback.models = None                      # answers any name, lists another one: one token asked
+    note, _ = probed(loopback.base_url, path='unlisted-model')
+    assert note is None and [(e['body']['model'], e['body']['max_tokens']) for e in loopback.log] == [
+        ('unlisted-model', 1)]
