@@ -144,7 +144,7 @@ def probed(base_url, path='test-model'):
 def test_the_probe_stops_on_no_such_host_and_on_a_server_that_never_answers():
     said, took = probed('http://no-such-host.invalid/v1')           # never resolves (RFC 6761)
     assert isinstance(said, EndpointError) and said.row.name == 'unreachable' and took < 10
-    assert 'Name or service not known' in str(said)             # the resolver's own words
+    assert '[Errno -' in str(said)      # the resolver's own words (getaddrinfo's codes are negative)
     with socket.socket() as silent:             # takes the connection, never answers
         silent.bind(('127.0.0.1', 0))
         silent.listen(1)
