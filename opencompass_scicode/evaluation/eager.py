@@ -68,10 +68,14 @@ class EagerEvaluator:
                 self.log(f'early evaluation of problem {problem.problem_id} skipped: {exc}')
 
     def _scored(self, abbr, record):
-        """(From a worker thread.) One step's early verdict."""
+        """(From the step pool's thread, which must go on: a progress write refused by a full disk
+        is left for inference's own next write to meet.) One step's early verdict."""
         if self.progress is not None:
             self.progress.finished(running_name(abbr, record.step_id, record.sample or 0))
-            self.progress.add('scored')
+            try:
+                self.progress.add('scored')
+            except OSError:
+                pass
 
     def _starter(self, abbr):
         if self.progress is None:

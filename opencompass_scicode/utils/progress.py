@@ -37,16 +37,24 @@ class ProgressFile:
             self._write(False)
 
     def started(self, name):
-        """A step (`name`) began to run: the runner names one still running after a minute."""
+        """A step (`name`) began to run: the runner names one still running after a minute.
+        Called from the step pool's threads, which must go on whatever happens here: a write
+        refused (a full disk) is left for the task's own next write to meet."""
         with self._lock:
             self.state.setdefault('running', {})[name] = time.time()
-            self._write(True)
+            self._advise()
 
     def finished(self, name):
         """A step ended (written at once, so that no ended step is named as running)."""
         with self._lock:
             if self.state.get('running', {}).pop(name, None) is not None:
-                self._write(True)
+                self._advise()
+
+    def _advise(self):
+        try:
+            self._write(True)
+        except OSError:
+            pass
 
     def update_part(self, name, done, errors=0):
         """Progress of one part (a dataset of an inference task); the totals follow."""

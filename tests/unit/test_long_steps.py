@@ -100,3 +100,17 @@ def test_early_evaluation_tells_the_inference_tasks_progress_too(tiny_data, tmp_
     assert sorted(progress.heard) == [f'{sid} ({ds.abbr})' for sid in ('900.1', '900.2', '901.1')]
     state = read_progress(tmp_path / 'p.json')
     assert state['scored'] == 3 and state['running'] == {}
+
+
+def test_a_progress_write_refused_never_stops_the_pool_thread_that_reports_a_step(tmp_path):
+    """The pool's threads report starts and ends; on a full disk the write fails, the thread must
+    go on (else the pool waits for it for ever)."""
+    import errno
+    progress = ProgressFile(tmp_path / 'p.json', 'eval/m/d', 3)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, 'No space left on device')
+    progress._write = full
+    progress.started('10.3')
+    progress.finished('10.3')
+    assert progress.state['running'] == {}
