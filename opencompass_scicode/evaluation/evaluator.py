@@ -4,7 +4,6 @@ The evaluator says what each step's job is (jobs), hands the jobs to a step
 pool (pool/) that runs them, turns each run into a record (verdict.py) and the
 records into metrics (metrics.py).
 """
-import dataclasses
 import os
 from typing import Optional
 
@@ -278,7 +277,7 @@ def _judge(job, key, verdicts, done, sample):
                 verdicts.release(key)       # do not share a harness failure
             else:
                 verdicts.put(key, record.to_dict())
-        done(dataclasses.replace(record, sample=sample, shared=copy))
+        done(record.replace(sample=sample, shared=copy))
         return record.status != 'eval_error'
     return judge
 

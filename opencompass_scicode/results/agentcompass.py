@@ -1,8 +1,8 @@
 """AgentCompass's files of a run, beside ours: `results/scicode/<model>/<run>/details/<task>.json`
 (one per problem) and `summary.md` in that run directory (under the work dir).
 
-Built from our files only, read as plain JSON: the results file (verdicts, counts, each step's
-code) and the predictions file (each step's exchange with the model, its `trajectory`). The
+Built from our files only: the results file, through its typed loader (verdicts, counts, each
+step's code), and the predictions file (each step's exchange with the model, its `trajectory`). The
 counts are ours (the whole split in the denominators, a step without an answer failed); a
 problem's `error` is what kept a step from being answered or scored.
 """
@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from ..utils.workdir import write_json_atomic
+from .schema import load_results
 
 PREFILLED_NOTE = 'official prefilled step'
 COUNTS = ('main_problem_resolved', 'main_problem_total', 'subproblem_correct', 'subproblem_total')
@@ -45,40 +46,41 @@ def _trajectory(record):
 
 
 def _step(step):
-    skipped = step['status'] == 'skipped'
-    return {'step_id': step['step_id'], 'status': step['status'], 'correct': step['status'] == 'pass',
-            'tests_total': step.get('tests_total'), 'tests_passed': step.get('tests_passed'),
-            'returncode': step.get('returncode'), 'stdout': step.get('stdout', ''),
-            'stderr': step.get('stderr', ''), 'message': PREFILLED_NOTE if skipped else step.get('message', '')}
+    skipped = step.status == 'skipped'
+    return {'step_id': step.step_id, 'status': step.status, 'correct': step.status == 'pass',
+            'tests_total': step.tests_total, 'tests_passed': step.tests_passed,
+            'returncode': step.returncode, 'stdout': step.stdout,
+            'stderr': step.stderr, 'message': PREFILLED_NOTE if skipped else step.message}
 
 
-def attempt(problem, records):
-    """One attempt (a sample of the problem) in AgentCompass's shape."""
-    sample = problem.get('sample') or 0
-    scored = [s for s in problem['steps'] if s['status'] != 'skipped']
-    codes = {s['step_id']: (s.get('answer') or {}).get('code') for s in scored}
+def attempt(problem, records) -> dict:
+    """One attempt (a sample of the problem: a results file's ProblemResult) in AgentCompass's
+    shape; `records`: (step id, sample) -> the step's prediction record."""
+    sample = problem.sample or 0
+    scored = [s for s in problem.steps if s.status != 'skipped']
+    codes = {s.step_id: s.answer.code for s in scored}
     errors = []
     trajectory = []
     for s in scored:
-        record = records.get((s['step_id'], sample)) or {}
+        record = records.get((s.step_id, sample)) or {}
         if record.get('error'):
-            errors.append(f'{s["step_id"]}: {record["error"]}')
-        elif s['status'] == 'eval_error':
-            errors.append(f'{s["step_id"]}: not scored: {s.get("message", "")}')
-        trajectory.append({'step_id': s['step_id'], 'messages': _trajectory(record)})
-    total, correct = problem['total_steps'], problem['total_correct']
+            errors.append(f'{s.step_id}: {record["error"]}')
+        elif s.status == 'eval_error':
+            errors.append(f'{s.step_id}: not scored: {s.message}')
+        trajectory.append({'step_id': s.step_id, 'messages': _trajectory(record)})
+    total, correct = problem.total_steps, problem.total_correct
     ratio = round(correct / total, 6) if total else 0.0
     error = '; '.join(errors) or None
     return {
         'final_answer': {'step_codes': {k: v for k, v in codes.items() if v is not None}},
         'artifacts': {'step_codes': codes},
         'trajectory': trajectory,
-        'correct': bool(problem['problem_correct']) and error is None,
+        'correct': bool(problem.problem_correct) and error is None,
         'score': ratio,
         'meta': {'evaluation': {
-            'problem_id': problem['problem_id'], 'problem_correct': int(bool(problem['problem_correct'])),
+            'problem_id': problem.problem_id, 'problem_correct': int(bool(problem.problem_correct)),
             'total_correct': correct, 'total_steps': total, 'subproblem_correctness': ratio,
-            'steps': [_step(s) for s in problem['steps']], 'error': error}},
+            'steps': [_step(s) for s in problem.steps], 'error': error}},
     }
 
 
@@ -119,17 +121,17 @@ def write_agentcompass_files(work_dir, timestamp, results_path, predictions_path
     files; `categories`: problem id -> category. Their directory, or None without results."""
     if not Path(results_path).is_file():
         return None
-    results = json.loads(Path(results_path).read_text(encoding='utf-8'))
+    results = load_results(results_path)
     records = _predictions(predictions_path)
-    out = run_dir_of(work_dir, results['model'], timestamp, dataset)
+    out = run_dir_of(work_dir, results.model, timestamp, dataset)
     by_task = {}
-    for problem in results['problems']:
-        by_task.setdefault(problem['problem_id'], []).append(attempt(problem, records))
+    for problem in results.problems:
+        by_task.setdefault(problem.problem_id, []).append(attempt(problem, records))
     for task, attempts in by_task.items():
         write_json_atomic(out / 'details' / f'{task}.json',
-                          {'task_id': task, 'benchmark': 'scicode', 'model': results['model'],
+                          {'task_id': task, 'benchmark': 'scicode', 'model': results.model,
                            'category': categories.get(task, 'unclassified'), 'attempts': attempts})
     evaluations = [a['meta']['evaluation'] for attempts in by_task.values() for a in attempts]
-    (out / 'summary.md').write_text(summary_text(results['model'], out.name, evaluations, categories),
+    (out / 'summary.md').write_text(summary_text(results.model, out.name, evaluations, categories),
                                     encoding='utf-8')
     return out

@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 from ..registry import to_plain
 from .cells import count, rate_cell
-from .results_files import MISSING
+from .results_files import MISSING, is_results
 
 LAYOUTS = ('auto', 'wide', 'long')
 LONG_HEADER = ['model', 'dataset', 'targets', 'main w/o bg', 'main w/ bg', 'sub-steps w/o bg', 'sub-steps w/ bg']
@@ -101,9 +101,9 @@ def wide_table(cfg, collected, groups):
             for side, _ in SIDES:
                 value = side_value(collected, m, members, side)
                 for metric, _ in METRICS:
-                    cells.append(rate_cell(value, metric) if isinstance(value, dict) else value)
-                if isinstance(value, dict):
-                    kinds.add(value.get('targets', '?'))
+                    cells.append(rate_cell(value, metric) if is_results(value) else value)
+                if is_results(value):
+                    kinds.add(value.targets or '?')
             row.append('/'.join(sorted(kinds)) or MISSING)
             row.extend(cells)
         body.append(row)
@@ -119,11 +119,11 @@ def long_table(cfg, collected, groups):
         m = model['abbr']
         for label, members in groups:
             values = {side: side_value(collected, m, members, side) for side, _ in SIDES}
-            kinds = {v.get('targets', '?') for v in values.values() if isinstance(v, dict)}
+            kinds = {v.targets or '?' for v in values.values() if is_results(v)}
             row = [m, label, '/'.join(sorted(kinds)) or MISSING]
             for metric, _ in METRICS:
                 for side, _ in SIDES:
                     value = values[side]
-                    row.append(rate_cell(value, metric) if isinstance(value, dict) else value)
+                    row.append(rate_cell(value, metric) if is_results(value) else value)
             body.append(row)
     return LONG_HEADER, body

@@ -24,7 +24,7 @@ from .layouts import LAYOUTS, LONG_HEADER, METRICS, SIDES, choose_layout, group_
 from .opencompass_table import check_shape, opencompass_table
 from .plot import bar_chart, draw, import_pyplot, row_chart
 from .report import Records, build_report
-from .results_files import FAILED, MISSING, collect
+from .results_files import FAILED, MISSING, collect, is_results
 from .table_files import write_tables
 
 # Importable from here as before the split (configs, tests and users' scripts do).
@@ -124,8 +124,8 @@ class SciCodeSummarizer:
             if report:
                 print(f'open the report in a browser: {report}')
         return {'header': header, 'rows': body, 'files': [str(p) for p in written],
-                'not_scored': {f'{m} / {d}': v['subproblem_not_scored'] for (m, d), v in collected.items()
-                               if isinstance(v, dict) and v.get('subproblem_not_scored')}}
+                'not_scored': {f'{m} / {d}': v.subproblem_not_scored for (m, d), v in collected.items()
+                               if is_results(v) and v.subproblem_not_scored}}
 
     comparisons = staticmethod(extra_tables.comparisons)
     pass_at = staticmethod(extra_tables.pass_at)

@@ -6,17 +6,16 @@ whole dataset: it takes the verdicts of the parts that were made from the
 current predictions and settings, scores whatever is left, and writes the
 results file an unsharded run writes.
 """
-import json
 import time
 from datetime import datetime, timezone
 
 from ..evaluation.regenerate import ensure_targets
 from ..inference.settings import InferConfig
 from ..predictions import PredictionStore, record_key
-from ..results import StepRecord
+from ..results.schema import ResultsFile, ResultsFileError, load_results, write_results
 from ..registry import build_dataset, build_evaluator
 from ..utils.progress import ProgressFile
-from ..utils.workdir import remove_parts, write_json_atomic
+from ..utils.workdir import remove_parts
 from .base import BaseTask
 from .contract import EXIT_FAILED, EXIT_OK
 
@@ -44,11 +43,11 @@ def with_answers(problems, dataset, predictions):
 class EvalTask(BaseTask):
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.model_abbr = cfg['model_abbr']
-        self.dataset_cfg = dict(cfg['dataset'])
+        self.model_abbr = cfg.model_abbr
+        self.dataset_cfg = dict(cfg.dataset)
         self.dataset_abbr = self.dataset_cfg['abbr']
-        self.shard = cfg.get('shard')
-        self.merge_shards = list(cfg.get('merge_shards') or ())
+        self.shard = cfg.shard
+        self.merge_shards = list(cfg.merge_shards)
 
     @property
     def store(self):
@@ -72,13 +71,15 @@ class EvalTask(BaseTask):
         digest, identity = self.store.digest(), build_evaluator(self.dataset_cfg).identity()
         current = []
         for path in paths:
-            try:
-                results = json.loads(path.read_text())
-            except (OSError, ValueError):
+            if not path.is_file():
                 continue
-            saved = results.get('evaluator') or {}
+            try:
+                results = load_results(path)
+            except ResultsFileError:
+                continue
+            saved = results.evaluator
             # Worker counts and the executor do not change verdicts; the rest does.
-            if results.get('predictions_digest') == digest and all(saved.get(k) == v for k, v in identity.items()):
+            if results.predictions_digest == digest and all(saved.get(k) == v for k, v in identity.items()):
                 current.append(results)
         return current
 
@@ -91,11 +92,10 @@ class EvalTask(BaseTask):
         """(step_id, sample) -> StepRecord decided by the shards, from their current parts."""
         known = {}
         for part in self._current(self.part_paths) if self.part_paths else ():
-            for problem in part.get('problems', ()):
-                for step in problem['steps']:
-                    if step.get('status') != 'skipped':
-                        record = StepRecord.from_dict(step)
-                        known[record.step_id, record.sample or 0] = record
+            for step in part.steps():
+                if step.status != 'skipped':
+                    record = step.verdict()
+                    known[record.step_id, record.sample or 0] = record
         return known
 
     def run(self):
@@ -124,7 +124,7 @@ class EvalTask(BaseTask):
                                     run_root=self.run_dir.root, n=samples,
                                     ks=(self.dataset_cfg.get('eval_cfg') or {}).get('pass_at_k', ()),
                                     known=known)
-        results = {
+        results = ResultsFile.model_validate({
             'model': self.model_abbr,
             'dataset': self.dataset_abbr,
             'split': dataset.split,
@@ -138,13 +138,13 @@ class EvalTask(BaseTask):
             'duration_s': round(time.monotonic() - start, 3),
             'created_at': datetime.now(timezone.utc).isoformat(timespec='seconds'),
             'problems': with_answers(scores['problems'], dataset, predictions),
-        }
+        })
         for missing in evaluator.inactive_protections():
             self.log(f'warning: sandbox layer not active on this machine: {missing}')
-        write_json_atomic(self.results_path, results)
+        write_results(self.results_path, results)
         remove_parts(self.part_paths)
-        progress.update(done=results['subproblem_total'], force=True)
-        self.log(f'main problems {results["main_problem_resolved"]}/{results["main_problem_total"]}, '
-                 f'steps {results["subproblem_correct"]}/{results["subproblem_total"]} '
+        progress.update(done=results.subproblem_total, force=True)
+        self.log(f'main problems {results.main_problem_resolved}/{results.main_problem_total}, '
+                 f'steps {results.subproblem_correct}/{results.subproblem_total} '
                  f'(targets: {targets.kind}) -> {self.results_path}')
         return EXIT_OK

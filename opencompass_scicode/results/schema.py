@@ -1,0 +1,231 @@
+"""The results file of one model on one dataset, as a typed, versioned record.
+
+    results/<model>/<dataset>.json
+
+Written by the evaluation task (tasks/evaluate.py) and read by every reader
+(the summary's tables, the report, results/defects.py, results/agentcompass.py)
+through `load_results`, never as plain JSON: a file is checked against these
+records when it is read, and a file an older version wrote is upgraded on the
+way in (`UPGRADES`), so readers see one shape whatever wrote the file.
+
+`schema_version` says which shape a file has: files written before it existed
+have none and are version 1. The JSON Schema of the current version is
+printed by `python -m opencompass_scicode.results.schema` (`results_schema()`).
+
+Every record keeps fields it does not name (`extra='allow'`): a file written by
+a newer version, or with facts another part adds, loses nothing when read.
+"""
+import json
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from pydantic import Field, ValidationError
+
+from ..errors import UserFacingError
+from ..utils.workdir import write_json_atomic
+from .record import Record, StepRecord
+
+SCHEMA_VERSION = 2
+
+
+class ResultsFileError(UserFacingError):
+    """A results file that cannot be read: not JSON, or not the shape its version says."""
+
+    def __init__(self, path: Union[str, Path, None], why: str) -> None:
+        self.path = path
+        where = f'{path}: ' if path else ''
+        super().__init__(f'{where}not a results file this version can read: {why}\n'
+                         f'  fix: score the predictions again (-m eval -r) to write it anew')
+
+
+class Answer(Record):
+    """What the model gave for a step, as the predictions file holds it (the texts as asked and
+    answered, the code as extracted or given whole, usage and any error)."""
+    prompt: Optional[str] = None
+    response: Optional[str] = None
+    code: Optional[str] = None
+    program: Optional[str] = Field(None, description='a whole step program given as it is (no chain is built)')
+    reasoning: Optional[str] = None
+    finish_reason: Optional[str] = None
+    usage: Optional[dict] = None
+    error: Optional[str] = None
+
+    OPTIONAL = ('prompt', 'response', 'code', 'program', 'reasoning', 'finish_reason', 'usage', 'error')
+
+
+class StepResult(StepRecord):
+    """A step's verdict with what explains it: the answer it judged, the step's tests and, where the
+    split has it, the gold code."""
+    answer: Answer = Field(default_factory=Answer)
+    tests: list[str] = Field(default_factory=list)
+    gold_code: Optional[str] = None
+
+    OPTIONAL = StepRecord.OPTIONAL + ('gold_code',)
+
+    def verdict(self) -> StepRecord:
+        """The verdict alone (what a shard hands its merge)."""
+        return StepRecord.from_dict(self.model_dump())
+
+
+class DefectFreeRates(Record):
+    """The rates without the steps SciCode-Verified lists as defective (results/defects.py), beside
+    the official ones."""
+    steps_excluded: int
+    main_problem_resolved: int
+    main_problem_total: int
+    main_problem_resolve_rate: float
+    subproblem_correct: int
+    subproblem_total: int
+    subproblem: float
+    source: dict[str, Any] = Field(default_factory=dict, description='where the list comes from')
+
+
+class NearMisses(Record):
+    """Failed steps whose failing comparison was off by less than 10x its tolerance."""
+    near_misses: int = 0
+    failed: int = 0
+    share: float = Field(0.0, description='percent of the failed steps')
+
+
+class ProblemResult(Record):
+    """One problem (one sample of it, when there are several) and its steps' results."""
+    problem_id: str
+    problem_correct: bool
+    total_correct: int
+    total_steps: int
+    sample: Optional[int] = None
+    steps: list[StepResult] = Field(default_factory=list)
+
+    OPTIONAL = ('sample',)
+
+
+class ResultsFile(Record):
+    """One model on one dataset: the rates, their counts and intervals, how it was scored, and every
+    problem's step results. Rates are percentages; the counts run over (problem, sample) pairs."""
+    schema_version: int = SCHEMA_VERSION
+    model: str
+    dataset: str
+    split: Optional[str] = None
+    with_bg: bool = False
+    targets: Optional[str] = Field(None, description="the kind of targets scored against: 'official', "
+                                                      "'regenerated', 'verified'")
+    main_problem_resolve_rate: float
+    subproblem: float
+    main_problem_resolved: int
+    main_problem_total: int
+    subproblem_correct: int
+    subproblem_total: int
+    subproblem_not_scored: int = Field(0, description='steps the harness could not score (eval_error)')
+    main_problem_resolve_rate_ci95: Optional[list[float]] = None
+    subproblem_ci95: Optional[list[float]] = None
+    accuracy: Optional[float] = Field(None, description="OpenCompass's name for main_problem_resolve_rate")
+    sub_accuracy: Optional[float] = Field(None, description="OpenCompass's name for subproblem")
+    samples: Optional[int] = Field(None, description='samples per problem (infer_cfg n), when more than one')
+    pass_at_k: Optional[dict[str, dict[str, float]]] = None
+    categories: dict[str, int] = Field(default_factory=dict)
+    near_misses: Optional[NearMisses] = None
+    excluding_known_defects: Optional[DefectFreeRates] = None
+    targets_file: Optional[str] = None
+    evaluator: dict[str, Any] = Field(default_factory=dict, description='the settings it was scored with')
+    protections: dict[str, Any] = Field(default_factory=dict, description='the sandbox layers that were active')
+    predictions_digest: Optional[str] = None
+    duration_s: Optional[float] = None
+    created_at: Optional[str] = None
+    problems: list[ProblemResult] = Field(default_factory=list)
+
+    OPTIONAL = ('samples', 'pass_at_k')
+
+    def steps(self) -> list[StepResult]:
+        """Every step result of every problem (and sample), in file order."""
+        return [step for problem in self.problems for step in problem.steps]
+
+    def problem_counts(self) -> list[dict]:
+        """Each problem entry's id and counts, as results/stats.py reads them."""
+        return [{'problem_id': p.problem_id, 'problem_correct': p.problem_correct,
+                 'total_correct': p.total_correct, 'total_steps': p.total_steps} for p in self.problems]
+
+    def to_json(self) -> dict:
+        """The file's content as plain JSON data."""
+        return self.model_dump(mode='json')
+
+
+def _from_1(data: dict) -> dict:
+    """Version 1 (no `schema_version`): the numbers a reader needs that early writers did not write
+    are derived from what they did."""
+    data.setdefault('accuracy', data.get('main_problem_resolve_rate'))
+    data.setdefault('sub_accuracy', data.get('subproblem'))
+    steps = [s for p in data.get('problems') or () for s in p.get('steps') or () if s.get('status') != 'skipped']
+    if 'categories' not in data:
+        counts = {}
+        for step in steps:
+            category = step.get('category') or step.get('status')
+            counts[category] = counts.get(category, 0) + 1
+        data['categories'] = dict(sorted(counts.items(), key=lambda item: -item[1]))
+    data.setdefault('subproblem_not_scored', sum(1 for s in steps if s.get('status') == 'eval_error'))
+    data['schema_version'] = 2
+    return data
+
+
+# version -> how a file of that version becomes one of the next
+UPGRADES = {1: _from_1}
+
+
+def upgraded(data: dict) -> dict:
+    """The content of a results file of any version this one knows, in the current version's shape."""
+    version = data.get('schema_version', 1)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise ValueError(f'schema_version {version!r}: written by a newer version (this one reads up to '
+                         f'{SCHEMA_VERSION})')
+    while version < SCHEMA_VERSION:
+        data = UPGRADES[version](data)
+        version = data['schema_version']
+    return data
+
+
+def read_results(data: Union[dict, bytes, str], path: Union[str, Path, None] = None) -> ResultsFile:
+    """A results file's content (parsed, or its JSON text), checked and upgraded. ResultsFileError
+    names the file (`path`) and what is wrong."""
+    try:
+        if not isinstance(data, dict):
+            data = json.loads(data)
+        if not isinstance(data, dict):
+            raise ValueError('not a JSON object')
+        return ResultsFile.model_validate(upgraded(data))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = '.'.join(str(part) for part in first['loc'])
+        raise ResultsFileError(path, f'{where}: {first["msg"]}') from None
+    except ValueError as exc:
+        raise ResultsFileError(path, str(exc)) from None
+
+
+def load_results(path: Union[str, Path]) -> ResultsFile:
+    """The results file at `path`, checked and upgraded (ResultsFileError if it cannot be read)."""
+    path = Path(path)
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise ResultsFileError(path, str(exc)) from None
+    return read_results(text, path)
+
+
+def write_results(path: Union[str, Path], results: ResultsFile) -> None:
+    """Write `results` whole (readers see the old file or the new one)."""
+    write_json_atomic(path, results.to_json())
+
+
+def results_schema() -> dict:
+    """The JSON Schema of a results file of the current version."""
+    schema = ResultsFile.model_json_schema()
+    schema['title'] = f'SciCode results file, schema_version {SCHEMA_VERSION}'
+    return schema
+
+
+def main() -> int:
+    """Print the results file's JSON Schema."""
+    print(json.dumps(results_schema(), indent=2))
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""The results file as a typed, versioned record: files written before `schema_version` load
+(upgraded on read), a file of the wrong shape is refused naming the file and the field, and the
+published JSON Schema describes what the writer writes."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT
+from opencompass_scicode.results.schema import (SCHEMA_VERSION, ResultsFile, ResultsFileError, load_results,
+                                                read_results, results_schema, write_results)
+
+FIXTURES = ROOT / 'tests' / 'fixtures' / 'results_v0'
+OLD_FILES = sorted(FIXTURES.glob('*.json'))
+
+
+def test_the_fixtures_are_files_of_the_old_writer():
+    assert len(OLD_FILES) == 3
+    assert all('schema_version' not in json.loads(path.read_text()) for path in OLD_FILES)
+
+
+@pytest.mark.parametrize('path', OLD_FILES, ids=lambda p: p.stem)
+def test_an_old_results_file_loads_upgraded_and_keeps_every_field(path):
+    old = json.loads(path.read_text())
+    results = load_results(path)
+    assert results.schema_version == SCHEMA_VERSION
+    assert (results.model, results.dataset) == (old['model'], old['dataset'])
+    assert results.subproblem_total == old['subproblem_total'] == len(
+        [s for s in results.steps() if s.status != 'skipped'])
+    # nothing is lost on the way: written again, the content is the old one plus its version
+    again = results.to_json()
+    assert again.pop('schema_version') == SCHEMA_VERSION
+    assert again == old
+
+
+def test_what_an_old_file_holds_is_read_as_typed_fields():
+    failures = load_results(FIXTURES / 'generated_scicode_validation_failures.json')
+    wrong, raised = failures.steps()
+    assert (wrong.category, wrong.comparison['near_miss'], wrong.failed_test) == ('wrong_value', True, 1)
+    assert wrong.answer.code and wrong.tests and wrong.gold_code
+    assert raised.raised_at.startswith('program.py, line 11')
+    sampled = load_results(FIXTURES / 'dummy_scicode_validation_with_background_n2.json')
+    assert sampled.samples == 2 and sampled.pass_at_k['main'] == {'1': 0.0, '2': 0.0}
+    assert [p.sample for p in sampled.problems] == [0, 1]
+    assert sampled.near_misses.failed == 4 and sampled.excluding_known_defects.steps_excluded == 0
+
+
+def test_a_file_of_the_first_writers_gets_the_numbers_they_did_not_write():
+    old = json.loads((FIXTURES / 'generated_scicode_validation_failures.json').read_text())
+    for key in ('categories', 'subproblem_not_scored', 'accuracy', 'sub_accuracy'):
+        del old[key]
+    results = read_results(old)
+    assert results.categories == {'wrong_value': 1, 'exception': 1}
+    assert (results.subproblem_not_scored, results.accuracy, results.sub_accuracy) == (0, 0.0, 0.0)
+
+
+def test_fields_it_does_not_know_pass_through(tmp_path):
+    old = json.loads((FIXTURES / 'reference_scicode_validation.json').read_text())
+    old['environment'] = {'python': '3.12'}
+    old['problems'][0]['steps'][0]['decided_at_s'] = 0.5
+    path = tmp_path / 'r.json'
+    write_results(path, read_results(old))
+    again = json.loads(path.read_text())
+    assert again['environment'] == {'python': '3.12'} and again['problems'][0]['steps'][0]['decided_at_s'] == 0.5
+
+
+@pytest.mark.parametrize('change, says', [
+    (lambda d: d.update(schema_version=SCHEMA_VERSION + 1), 'written by a newer version'),
+    (lambda d: d['problems'][0]['steps'][0].update(status='passed'), 'problems.0.steps.0.status'),
+    (lambda d: d.pop('subproblem_total'), 'subproblem_total'),
+    (lambda d: d.update(main_problem_total='two'), 'main_problem_total'),
+])
+def test_a_file_of_another_shape_is_refused_naming_file_and_field(tmp_path, change, says):
+    data = json.loads((FIXTURES / 'reference_scicode_validation.json').read_text())
+    change(data)
+    path = tmp_path / 'bad.json'
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultsFileError) as info:
+        load_results(path)
+    assert str(path) in str(info.value) and says in str(info.value) and 'fix:' in str(info.value)
+
+
+def test_not_json_is_refused(tmp_path):
+    path = tmp_path / 'torn.json'
+    path.write_text('{"model": ')
+    with pytest.raises(ResultsFileError, match='torn.json'):
+        load_results(path)
+
+
+def test_the_published_schema_describes_the_files():
+    printed = subprocess.run([sys.executable, '-m', 'opencompass_scicode.results.schema'], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
+    schema = json.loads(printed)
+    assert schema == results_schema()
+    assert f'schema_version {SCHEMA_VERSION}' in schema['title']
+    assert {'schema_version', 'model', 'problems', 'subproblem'} <= set(schema['properties'])
+    step = schema['$defs']['StepResult']['properties']
+    assert step['status']['enum'] == ['pass', 'fail', 'timeout', 'parse_error', 'eval_error', 'skipped']
+    assert ResultsFile.model_json_schema() == {k: v for k, v in schema.items() if k != 'title'} | {
+        'title': 'ResultsFile'}
