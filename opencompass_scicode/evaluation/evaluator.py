@@ -14,7 +14,8 @@ from ..pool.machine import MachinePool
 from ..pool.timings import StepDurations, durations_path
 from ..predictions import record_key
 from ..results import StepRecord
-from ..sandbox.executor import EXECUTORS, Limits, StepJob
+from ..sandbox.executor import EXECUTORS
+from ..sandbox.job import Limits, StepJob, default_limit
 from ..targets.reader import StepTargets
 from ..utils.checks import check_number
 from ..utils.parallel import PARALLEL_ENV
@@ -24,7 +25,8 @@ from .sharing import LocalVerdicts, SharedVerdicts, program_key, targets_identit
 from .verdict import record_for
 
 
-# The official harness gives each step program 1800 s.
+# The official harness gives each step program 1800 s. The one default of the step timeout: it
+# goes from here (the evaluator's `timeout`) into every step job's Limits, and so to the kill.
 STEP_TIMEOUT_S = 1800
 
 
@@ -61,11 +63,15 @@ class SciCodeEvaluator:
 
     def __init__(self, timeout: float = STEP_TIMEOUT_S, max_workers: Optional[int] = None,
                  prefilled_mode: Optional[str] = None, simps_shim: bool = True,
-                 max_output_bytes: int = 64 * 1024, executor: str = 'forkserver',
-                 memory_limit_mb: Optional[int] = 8192, max_processes: Optional[int] = 64,
-                 max_file_mb: Optional[int] = 1024, isolate_network: bool = True,
-                 restrict_files: bool = True, drop_privileges: bool = True, forensics: bool = True,
-                 later_tests_s: float = 10.0):
+                 max_output_bytes: int = default_limit('max_output_bytes'), executor: str = 'forkserver',
+                 memory_limit_mb: Optional[int] = default_limit('memory_mb'),
+                 max_processes: Optional[int] = default_limit('max_processes'),
+                 max_file_mb: Optional[int] = default_limit('max_file_mb'),
+                 isolate_network: bool = default_limit('isolate_network'),
+                 restrict_files: bool = default_limit('landlock'),
+                 drop_privileges: bool = default_limit('drop_privileges'),
+                 forensics: bool = StepJob.model_fields['forensics'].default,
+                 later_tests_s: float = StepJob.model_fields['later_tests_s'].default) -> None:
         check_number('timeout', timeout, above=0, example=STEP_TIMEOUT_S)
         for name, value, example in (('max_workers', max_workers, 2), ('max_output_bytes', max_output_bytes, 65536),
                                      ('memory_limit_mb', memory_limit_mb, 8192), ('max_processes', max_processes, 64),
@@ -184,7 +190,7 @@ class SciCodeEvaluator:
         return SIMPS_SHIM if self.simps_shim and needs_simps_shim(program, *tests) else ''
 
     def make_executor(self):
-        return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers)
+        return EXECUTORS[self.executor_name](workers=self.max_workers)
 
     # ------------------------------------------------------------ running
     def submissions(self, jobs, targets_path, durations, done, n=1, verdicts=None):

@@ -7,7 +7,7 @@ from helpers import DATA, SUBSET, config_file, only_run, results, run_cli, statu
 
 pytestmark = pytest.mark.slow
 
-RESULT_KEYS = ['model', 'dataset', 'split', 'with_bg', 'targets', 'main_problem_resolve_rate',
+RESULT_KEYS = ['schema_version', 'model', 'dataset', 'split', 'with_bg', 'targets', 'main_problem_resolve_rate',
                'subproblem', 'main_problem_resolved', 'main_problem_total', 'subproblem_correct',
                'subproblem_total', 'problems']
 
