@@ -12,7 +12,7 @@ from ..errors import ConfigError
 from ..pool import StepPool, Submission
 from ..pool.machine import MachinePool
 from ..pool.timings import StepDurations, durations_path
-from ..predictions import record_key
+from ..predictions import as_prediction, record_key
 from ..results import StepRecord
 from ..sandbox.executor import EXECUTORS
 from ..sandbox.job import Limits, StepJob, default_limit
@@ -149,29 +149,30 @@ class SciCodeEvaluator:
                 records[step.step_id, sample] = StepRecord(step.step_id, status, message=message,
                                                            category=category, sample=mark)
 
-            codes = {sid: (predictions.get(record_key(sid, sample)) or {}).get('code')
-                     for sid in (s.step_id for p in dataset.problems for s in p.steps)}
+            preds = {s.step_id: as_prediction(predictions.get(record_key(s.step_id, sample)))
+                     for p in dataset.problems for s in p.steps}
+            codes = {sid: pred.code if pred is not None else None for sid, pred in preds.items()}
             for problem in dataset.problems:
                 for step in problem.scored_steps:
-                    pred = predictions.get(record_key(step.step_id, sample))
+                    pred = preds[step.step_id]
                     if pred is None:
                         cannot_run(step, 'parse_error', 'no prediction for this step', 'no_code')
-                    elif pred.get('error'):
-                        cannot_run(step, 'parse_error', pred['error'], 'no_code')
-                    elif pred.get('truncated'):
+                    elif pred.error:
+                        cannot_run(step, 'parse_error', pred.error, 'no_code')
+                    elif pred.truncated:
                         cannot_run(step, 'fail', 'the response was cut off by the token limit '
                                                  '(finish_reason=length)', 'truncated')
                     elif step.test_cases and step.step_id not in targets.step_ids:    # no tests: no entry needed
                         cannot_run(step, 'eval_error', 'the targets file has no entry for this step',
                                    'eval_error')
-                    elif pred.get('program') is not None:
-                        jobs[step.step_id, sample] = self._job(problem, step, pred['program'], targets)
-                    elif not (pred.get('code') or '').strip():
+                    elif pred.program is not None:
+                        jobs[step.step_id, sample] = self._job(problem, step, pred.program, targets)
+                    elif not (pred.code or '').strip():
                         cannot_run(step, 'parse_error', 'no code could be extracted from the response',
                                    'no_code')
                     else:
                         prior = code_chain(problem, step.index, codes, dataset.prefilled_file, mode)
-                        program = code_prefix(problem.dependencies, [c or '' for c in prior], pred['code'])
+                        program = code_prefix(problem.dependencies, [c or '' for c in prior], pred.code)
                         jobs[step.step_id, sample] = self._job(problem, step, program, targets)
         return jobs, records
 

@@ -48,8 +48,8 @@ def stale_records(existing, settings):
     """The names of the settings that differ, if any record was made with other settings."""
     current = fingerprint(settings)
     for record in existing.values():
-        if record.get('settings_fp') != current:
-            old = record.get('settings', {})
+        if record.settings_fp != current:
+            old = record.settings
             return sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k)) or ['unknown']
     return []
 
@@ -130,10 +130,10 @@ class Inferencer:
             if step.prefilled:
                 continue
             old = existing.get(record_key(step.step_id, sample))
-            if old is not None and not old.get('error'):
-                codes[step.step_id] = old.get('code')
-                if old.get('transcript'):
-                    state['messages'] = old['transcript']
+            if old is not None and not old.error:
+                codes[step.step_id] = old.code
+                if old.transcript:
+                    state['messages'] = old.transcript
                 part.stats.done += 1
                 part.stats.reused += 1
                 self.on_progress(part)

@@ -6,9 +6,9 @@ step's code), and the predictions file (each step's exchange with the model, its
 counts are ours (the whole split in the denominators, a step without an answer failed); a
 problem's `error` is what kept a step from being answered or scored.
 """
-import json
 from pathlib import Path
 
+from ..predictions import PredictionStore
 from ..utils.workdir import write_json_atomic
 from .schema import load_results
 
@@ -24,25 +24,19 @@ def run_dir_of(work_dir, model, timestamp, dataset=None):
 
 
 def _predictions(path):
-    latest = {}
-    if not Path(path).is_file():
-        return latest
-    for line in Path(path).read_text(encoding='utf-8').splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:          # a torn line
-            continue
-        latest[(record['step_id'], record.get('sample', 0))] = record
-    return latest
+    """(step id, sample) -> the latest Prediction of each step in the predictions file at `path`."""
+    return {(r.step_id, r.sample): r for r in PredictionStore(path).load().values()}
 
 
 def _trajectory(record):
-    if record.get('transcript'):
-        return record['transcript']
-    if record.get('prompt') is None:
+    if record is None:
         return []
-    return [{'role': 'user', 'content': record['prompt']},
-            {'role': 'assistant', 'content': record.get('response')}]
+    if record.transcript:
+        return record.transcript
+    if record.prompt is None:
+        return []
+    return [{'role': 'user', 'content': record.prompt},
+            {'role': 'assistant', 'content': record.response}]
 
 
 def _step(step):
@@ -62,9 +56,9 @@ def attempt(problem, records) -> dict:
     errors = []
     trajectory = []
     for s in scored:
-        record = records.get((s.step_id, sample)) or {}
-        if record.get('error'):
-            errors.append(f'{s.step_id}: {record["error"]}')
+        record = records.get((s.step_id, sample))
+        if record is not None and record.error:
+            errors.append(f'{s.step_id}: {record.error}')
         elif s.status == 'eval_error':
             errors.append(f'{s.step_id}: not scored: {s.message}')
         trajectory.append({'step_id': s.step_id, 'messages': _trajectory(record)})

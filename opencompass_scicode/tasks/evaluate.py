@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 from ..evaluation.regenerate import ensure_targets
 from ..inference.settings import InferConfig
-from ..predictions import PredictionStore, record_key
+from ..predictions import PredictionStore, as_prediction, record_key
 from ..results.schema import ResultsFile, ResultsFileError, load_results, write_results
 from ..registry import build_dataset, build_evaluator
 from ..utils.progress import ProgressFile
@@ -20,20 +20,16 @@ from .base import BaseTask
 from .contract import EXIT_FAILED, EXIT_OK
 
 
-# What a reader needs beside each verdict, so that the results file alone explains it: the
-# question, the answer as given and as run, and the tests it was run against.
-ANSWER_FIELDS = ('prompt', 'response', 'code', 'program', 'reasoning', 'finish_reason', 'usage', 'error')
-
-
 def with_answers(problems, dataset, predictions):
     """The problems of a results file, each step record with its answer and tests (and, where the
-    split has it, the gold code)."""
+    split has it, the gold code): what a reader needs beside each verdict, so that the results
+    file alone explains it (the question, the answer as given and as run, the tests)."""
     steps = {s.step_id: s for p in dataset.problems for s in p.steps}
     for problem in problems:
         for record in problem['steps']:
             step = steps[record['step_id']]
-            pred = predictions.get(record_key(record['step_id'], record.get('sample', 0))) or {}
-            record['answer'] = {k: pred[k] for k in ANSWER_FIELDS if pred.get(k) not in (None, '', {})}
+            pred = as_prediction(predictions.get(record_key(record['step_id'], record.get('sample', 0))))
+            record['answer'] = pred.answer() if pred is not None else {}
             record['tests'] = list(step.test_cases)
             if step.ground_truth_code is not None:
                 record['gold_code'] = step.ground_truth_code

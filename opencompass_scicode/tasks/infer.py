@@ -55,7 +55,7 @@ class InferTask(BaseTask):
                 for step in problem.scored_steps:
                     for sample in range(part.infer_cfg.n):
                         rec = records.get(record_key(step.step_id, sample))
-                        if rec is None or rec.get('error') or rec.get('settings_fp') != settings_fp:
+                        if rec is None or rec.error or rec.settings_fp != settings_fp:
                             return False
         return True
 
