@@ -1,6 +1,7 @@
-"""A dataset's `infer_cfg`: how its steps are generated, with the defaults in one place."""
-from dataclasses import asdict, dataclass
-from typing import Optional
+"""A dataset's `infer_cfg`: how its steps are generated, as a typed record with the defaults in one place."""
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigError
 from ..utils.checks import check_number
@@ -10,20 +11,23 @@ from ..utils.checks import check_number
 MODES = ('naive', 'chat', 'tool_use')
 
 
-@dataclass(frozen=True)
-class InferConfig:
+class InferConfig(BaseModel):
     """mode: 'naive' (official), 'chat' or 'tool_use' (inference/modes.py).
     max_out_len: the model's token limit per answer (None: the model's own).
     tool_use_max_loops, code_timeout_seconds: tool calls per step, and seconds per
     snippet the code_interpreter tool runs (AgentCompass's values).
     n: independent samples of every problem (each a chain of its own answers; pass@k)."""
+
+    model_config = ConfigDict(frozen=True, extra='forbid', strict=True)
+
     mode: str = 'naive'
     max_out_len: Optional[int] = None
     tool_use_max_loops: int = 15
     code_timeout_seconds: float = 180
     n: int = 1
 
-    def __post_init__(self):
+    def model_post_init(self, context: Any) -> None:
+        """The ranges, checked as the config's other numbers are (utils/checks.py)."""
         if self.mode not in MODES:
             raise ConfigError(f'unknown generation mode {self.mode!r}', key='mode',
                               fix=f'use one of {", ".join(map(repr, MODES))}')
@@ -33,10 +37,11 @@ class InferConfig:
         check_number('n', self.n, whole=True, at_least=1, example=1)
 
     @classmethod
-    def of(cls, infer_cfg):
+    def of(cls, infer_cfg: Any) -> 'InferConfig':
+        """An `infer_cfg` entry (a dict, None or an InferConfig) as an InferConfig."""
         return infer_cfg if isinstance(infer_cfg, cls) else cls(**dict(infer_cfg or {}))
 
-    def settings(self):
+    def settings(self) -> dict:
         """What of it changes the answers (part of the predictions' settings fingerprint)."""
         out = {'mode': self.mode, 'max_out_len': self.max_out_len}
         if self.mode == 'tool_use':
@@ -46,5 +51,6 @@ class InferConfig:
             out['n'] = self.n
         return out
 
-    def to_dict(self):
-        return asdict(self)
+    def to_dict(self) -> dict:
+        """Every setting, defaults included."""
+        return self.model_dump()
