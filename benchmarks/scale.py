@@ -190,7 +190,7 @@ def synthetic_run(work_dir, n_models, samples, data, sample_ids=None):
                         response = _response(problem, code, rng, words, category)
                         codes[step.step_id] = extract_code(response)
                         predictions[record_key(step.step_id, sample)] = {
-                            'prompt': prompt, 'response': response, 'code': codes[step.step_id],
+                            'step_id': step.step_id, 'sample': sample, 'prompt': prompt, 'response': response, 'code': codes[step.step_id],
                             'finish_reason': 'length' if category == 'truncated' else 'stop',
                             'usage': {'prompt_tokens': len(prompt) // 4, 'completion_tokens': len(response) // 4}}
                         records[step.step_id, sample] = _record(step, category, sample if samples > 1 else None,
