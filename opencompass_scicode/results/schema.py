@@ -16,6 +16,7 @@ Every record keeps fields it does not name (`extra='allow'`): a file written by
 a newer version, or with facts another part adds, loses nothing when read.
 """
 import json
+import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -182,10 +183,22 @@ def upgraded(data: dict) -> dict:
     return data
 
 
+# The writer puts the version first: a file of the current version is read straight from its text.
+_VERSION_FIRST = re.compile(rb'\s*\{\s*"schema_version"\s*:\s*(\d+)\s*,')
+
+
+def _current(text: Union[bytes, str]) -> bool:
+    head = text[:64].encode() if isinstance(text, str) else text[:64]
+    found = _VERSION_FIRST.match(head)
+    return found is not None and int(found.group(1)) == SCHEMA_VERSION
+
+
 def read_results(data: Union[dict, bytes, str], path: Union[str, Path, None] = None) -> ResultsFile:
     """A results file's content (parsed, or its JSON text), checked and upgraded. ResultsFileError
     names the file (`path`) and what is wrong."""
     try:
+        if not isinstance(data, dict) and _current(data):
+            return ResultsFile.model_validate_json(data)
         if not isinstance(data, dict):
             data = json.loads(data)
         if not isinstance(data, dict):

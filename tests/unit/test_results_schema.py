@@ -99,3 +99,13 @@ def test_the_published_schema_describes_the_files():
     assert step['status']['enum'] == ['pass', 'fail', 'timeout', 'parse_error', 'eval_error', 'skipped']
     assert ResultsFile.model_json_schema() == {k: v for k, v in schema.items() if k != 'title'} | {
         'title': 'ResultsFile'}
+
+
+def test_a_file_of_this_version_reads_the_same_from_its_text_as_from_its_content(tmp_path):
+    path = tmp_path / 'r.json'
+    write_results(path, load_results(FIXTURES / 'generated_scicode_validation_failures.json'))
+    assert path.read_text().lstrip('{ \n').startswith(f'"schema_version": {SCHEMA_VERSION},')
+    assert load_results(path) == read_results(json.loads(path.read_text()))
+    bad = path.read_text().replace('"status": "fail"', '"status": "failed"', 1)
+    with pytest.raises(ResultsFileError, match='status'):
+        read_results(bad, path)
