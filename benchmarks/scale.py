@@ -57,6 +57,7 @@ from opencompass_scicode.inference.extract import extract_code  # noqa: E402
 from opencompass_scicode.predictions import record_key  # noqa: E402
 from opencompass_scicode.prompts.builder import build_prompt  # noqa: E402
 from opencompass_scicode.results import StepRecord  # noqa: E402
+from opencompass_scicode.results.schema import ResultsFile, write_results  # noqa: E402
 from opencompass_scicode.tasks.evaluate import with_answers  # noqa: E402
 from opencompass_scicode.utils.workdir import RunDir, write_json_atomic  # noqa: E402
 
@@ -196,15 +197,15 @@ def synthetic_run(work_dir, n_models, samples, data, sample_ids=None):
                         records[step.step_id, sample] = _record(step, category, sample if samples > 1 else None,
                                                                 rng)
             scores = score(dataset.problems, records, n=samples)
-            results = {'model': model['abbr'], 'dataset': ds_cfg['abbr'], 'split': 'all',
-                       'with_bg': ds_cfg['with_bg'], 'targets': 'official',
-                       **{k: v for k, v in scores.items() if k != 'problems'},
-                       'targets_file': str(Path(data) / 'test_data.h5'), 'evaluator': settings,
-                       'protections': {'own_process': True, 'network': 'isolated'},
-                       'predictions_digest': f'{rng.getrandbits(64):016x}', 'duration_s': 600.0,
-                       'created_at': '2026-01-01T00:00:00+00:00',
-                       'problems': with_answers(scores['problems'], dataset, predictions)}
-            write_json_atomic(run_dir.results_path(model['abbr'], ds_cfg['abbr']), results)
+            results = ResultsFile.model_validate({
+                'model': model['abbr'], 'dataset': ds_cfg['abbr'], 'split': 'all', 'with_bg': ds_cfg['with_bg'],
+                'targets': 'official', **{k: v for k, v in scores.items() if k != 'problems'},
+                'targets_file': str(Path(data) / 'test_data.h5'), 'evaluator': settings,
+                'protections': {'own_process': True, 'network': 'isolated'},
+                'predictions_digest': f'{rng.getrandbits(64):016x}', 'duration_s': 600.0,
+                'created_at': '2026-01-01T00:00:00+00:00',
+                'problems': with_answers(scores['problems'], dataset, predictions)})
+            write_results(run_dir.results_path(model['abbr'], ds_cfg['abbr']), results)
             usage_path = run_dir.usage_path(model['abbr'])
             usage = json.loads(usage_path.read_text()) if usage_path.is_file() else {}
             usage[ds_cfg['abbr']] = {

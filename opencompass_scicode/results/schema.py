@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import UserFacingError
 from ..utils.workdir import write_json_atomic
@@ -62,6 +62,9 @@ class StepResult(StepRecord):
     gold_code: Optional[str] = None
 
     OPTIONAL = StepRecord.OPTIONAL + ('gold_code',)
+    # Built by keyword only: pydantic then builds the steps of a file it reads without calling
+    # Python per step (StepRecord's own __init__ takes positions too).
+    __init__ = BaseModel.__init__
 
     def verdict(self) -> StepRecord:
         """The verdict alone (what a shard hands its merge)."""
