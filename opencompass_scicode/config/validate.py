@@ -15,7 +15,7 @@ from ..partitioners.limits import asks_endpoint, check_endpoints, endpoint_shari
 from ..registry import build, build_dataset, evaluator_cfg, resolve_type
 from ..utils.options import check_options
 from .naming import dataset_abbr, model_abbr
-from .records import EvalCfg, RunCfg, StageSection
+from .records import ConfigFile, EvalCfg, RunCfg, StageSection
 
 DATASET_SECTIONS = ('reader_cfg', 'infer_cfg', 'eval_cfg')
 MOVED_PREFILLED_MODE = ('eval_cfg.evaluator.prefilled_mode: now a dataset key (prefilled_mode=...), read by '
@@ -127,11 +127,8 @@ def validate_config(cfg, file=None):
                 if value is not None:
                     _typed_entry(value, f'{stage}.{name}')
         unused = _endpoints(cfg, models)
-        if not isinstance(cfg.get('agentcompass_outputs', False), bool):
-            raise ConfigError('must be True or False (True: AgentCompass\'s files too, beside ours)',
-                              key='agentcompass_outputs')
-        if 'work_dir' in cfg and not isinstance(cfg['work_dir'], str):
-            raise ConfigError('must be a string path', key='work_dir')
+        # the file's own keys as a whole (what no entry's check above covers: work_dir, agentcompass_outputs)
+        check_options(ConfigFile, {name: cfg[name] for name in ConfigFile.model_fields if name in cfg}, None)
     except ConfigError as exc:
         raise exc.within(file=file) from None
     notes = [f'endpoints: no API model with a base_url of {url} in `models`; its limits apply to nothing'

@@ -5,9 +5,9 @@ pool (pool/) that runs them, turns each run into a record (verdict.py) and the
 records into metrics (metrics.py).
 """
 import os
-from typing import Optional
+from typing import Literal, Optional
 
-from ..datasets.chain import PREFILLED_MODES, code_chain
+from ..datasets.chain import PREFILLED_MODES, PrefilledMode, code_chain
 from ..errors import ConfigError
 from ..pool import StepPool, Submission
 from ..pool.machine import MachinePool
@@ -62,8 +62,8 @@ class SciCodeEvaluator:
     """
 
     def __init__(self, timeout: float = STEP_TIMEOUT_S, max_workers: Optional[int] = None,
-                 prefilled_mode: Optional[str] = None, simps_shim: bool = True,
-                 max_output_bytes: int = default_limit('max_output_bytes'), executor: str = 'forkserver',
+                 prefilled_mode: Optional[PrefilledMode] = None, simps_shim: bool = True,
+                 max_output_bytes: int = default_limit('max_output_bytes'), executor: Literal[tuple(EXECUTORS)] = 'forkserver',
                  memory_limit_mb: Optional[int] = default_limit('memory_mb'),
                  max_processes: Optional[int] = default_limit('max_processes'),
                  max_file_mb: Optional[int] = default_limit('max_file_mb'),

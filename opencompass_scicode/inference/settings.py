@@ -1,9 +1,8 @@
 """A dataset's `infer_cfg`: how its steps are generated, as a typed record with the defaults in one place."""
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import ConfigError
 from ..utils.checks import check_number
 
 # The generation modes (modes.py holds how each works); named here so that reading a dataset's
@@ -20,17 +19,15 @@ class InferConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra='forbid', strict=True)
 
-    mode: str = 'naive'
+    mode: Literal[MODES] = 'naive'
     max_out_len: Optional[int] = None
     tool_use_max_loops: int = 15
     code_timeout_seconds: float = 180
     n: int = 1
 
     def model_post_init(self, context: Any) -> None:
-        """The ranges, checked as the config's other numbers are (utils/checks.py)."""
-        if self.mode not in MODES:
-            raise ConfigError(f'unknown generation mode {self.mode!r}', key='mode',
-                              fix=f'use one of {", ".join(map(repr, MODES))}')
+        """The ranges, checked as the config's other numbers are (utils/checks.py); `mode`'s values are
+        its annotation's."""
         check_number('max_out_len', self.max_out_len, whole=True, at_least=1, optional=True, example=4096)
         check_number('tool_use_max_loops', self.tool_use_max_loops, whole=True, at_least=1, example=15)
         check_number('code_timeout_seconds', self.code_timeout_seconds, above=0, example=180)

@@ -15,7 +15,7 @@ with facts another part of the pipeline adds, passes through whole.
 """
 from typing import Any, ClassVar, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 STATUSES = ('pass', 'fail', 'timeout', 'parse_error', 'eval_error', 'skipped')
 # Why a step failed, in a word (decided in evaluation/verdict.py), in the order tables show them.
@@ -47,26 +47,30 @@ class Record(BaseModel):
 class StepRecord(Record):
     """A step's verdict. Built by keyword, or by position as `StepRecord(step_id, status, ...)`."""
 
-    step_id: str
-    status: Literal[STATUSES]
-    returncode: Optional[int] = None
-    duration_s: float = 0.0
-    stdout: str = ''
-    stderr: str = ''
-    message: str = ''
-    violation: Optional[str] = None   # what the step's code tried, if it tampered with its verdict
-    shared: bool = False              # verdict of the same program run by another task of this run
-    category: Optional[str] = None    # why it failed, in a word (evaluation/verdict.py)
-    error_type: Optional[str] = None  # the exception's class (`NameError: x` names what was missing)
-    sample: Optional[int] = None      # which sample of its problem, when there are several (0-based)
-    tests_total: Optional[int] = None
-    tests_passed: Optional[int] = None    # the failing test's later tests ran for information
-    tests_not_run: Optional[int] = None
-    tests_note: Optional[str] = None      # why some tests were not run
-    failed_test: Optional[int] = None     # 1-based: the test the verdict comes from
-    assertion: Optional[str] = None       # `test_case_k, line n: <source>` of the failing assert or line
-    raised_at: Optional[str] = None       # `program.py, line n, in f: <source>`: the model's line that raised
-    comparison: Optional[dict] = None     # what the failing assert compared (sandbox/comparisons.py)
+    step_id: str = Field(description="the step, as SciCode numbers it ('13.5': problem 13, step 5)")
+    status: Literal[STATUSES] = Field(description='what happened to it (categories below say why)')
+    returncode: Optional[int] = Field(None, description="the step process's exit code")
+    duration_s: float = Field(0.0, description='how long the step process ran')
+    stdout: str = Field('', description='what it printed (capped: head and tail kept)')
+    stderr: str = Field('', description='what it printed to stderr (capped: head and tail kept)')
+    message: str = Field('', description='the verdict in a sentence')
+    violation: Optional[str] = Field(None, description="what the step's code tried, if it tampered with its verdict")
+    shared: bool = Field(False, description='verdict of the same program run by another task of this run')
+    category: Optional[str] = Field(None, description='why it failed, in a word (evaluation/verdict.py)')
+    error_type: Optional[str] = Field(None, description="the exception's class (`NameError: x` names what was "
+                                                        "missing)")
+    sample: Optional[int] = Field(None, description='which sample of its problem, when there are several (0-based)')
+    tests_total: Optional[int] = Field(None, description="the step's test cases")
+    tests_passed: Optional[int] = Field(None, description="how many pass (the failing test's later tests ran for "
+                                                          "information)")
+    tests_not_run: Optional[int] = Field(None, description='tests not reached')
+    tests_note: Optional[str] = Field(None, description='why some tests were not run')
+    failed_test: Optional[int] = Field(None, description='1-based: the test the verdict comes from')
+    assertion: Optional[str] = Field(None, description='`test_case_k, line n: <source>` of the failing assert or '
+                                                       'line')
+    raised_at: Optional[str] = Field(None, description="`program.py, line n, in f: <source>`: the model's line "
+                                                       "that raised")
+    comparison: Optional[dict] = Field(None, description='what the failing assert compared (sandbox/comparisons.py)')
 
     OPTIONAL: ClassVar[tuple] = ('violation', 'shared', 'category', 'error_type', 'sample', 'tests_total',
                                 'tests_passed', 'tests_not_run', 'tests_note', 'failed_test', 'assertion',

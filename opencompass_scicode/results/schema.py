@@ -42,14 +42,14 @@ class ResultsFileError(UserFacingError):
 class Answer(Record):
     """What the model gave for a step, as the predictions file holds it (the texts as asked and
     answered, the code as extracted or given whole, usage and any error)."""
-    prompt: Optional[str] = None
-    response: Optional[str] = None
-    code: Optional[str] = None
+    prompt: Optional[str] = Field(None, description='what the model was asked for this step')
+    response: Optional[str] = Field(None, description='what it answered, whole')
+    code: Optional[str] = Field(None, description='the code taken from the response (what ran)')
     program: Optional[str] = Field(None, description='a whole step program given as it is (no chain is built)')
-    reasoning: Optional[str] = None
-    finish_reason: Optional[str] = None
-    usage: Optional[dict] = None
-    error: Optional[str] = None
+    reasoning: Optional[str] = Field(None, description="the model's reasoning, where it gives it apart")
+    finish_reason: Optional[str] = Field(None, description="why generation stopped ('length': the token limit)")
+    usage: Optional[dict] = Field(None, description='tokens and time of the requests for this step')
+    error: Optional[str] = Field(None, description='why there is no answer (the request failed)')
 
     OPTIONAL = ('prompt', 'response', 'code', 'program', 'reasoning', 'finish_reason', 'usage', 'error')
 
@@ -57,9 +57,9 @@ class Answer(Record):
 class StepResult(StepRecord):
     """A step's verdict with what explains it: the answer it judged, the step's tests and, where the
     split has it, the gold code."""
-    answer: Answer = Field(default_factory=Answer)
-    tests: list[str] = Field(default_factory=list)
-    gold_code: Optional[str] = None
+    answer: Answer = Field(default_factory=Answer, description='what the model gave for the step')
+    tests: list[str] = Field(default_factory=list, description="the step's test cases")
+    gold_code: Optional[str] = Field(None, description='the gold code (the validation split has it)')
 
     OPTIONAL = StepRecord.OPTIONAL + ('gold_code',)
     # Built by keyword only: pydantic then builds the steps of a file it reads without calling
@@ -74,31 +74,31 @@ class StepResult(StepRecord):
 class DefectFreeRates(Record):
     """The rates without the steps SciCode-Verified lists as defective (results/defects.py), beside
     the official ones."""
-    steps_excluded: int
-    main_problem_resolved: int
-    main_problem_total: int
-    main_problem_resolve_rate: float
-    subproblem_correct: int
-    subproblem_total: int
-    subproblem: float
+    steps_excluded: int = Field(description='scored steps left out as listed')
+    main_problem_resolved: int = Field(description='of those, the problems solved')
+    main_problem_total: int = Field(description='the problems with no listed step')
+    main_problem_resolve_rate: float = Field(description='%')
+    subproblem_correct: int = Field(description='of those, the steps that pass')
+    subproblem_total: int = Field(description='the scored steps not listed')
+    subproblem: float = Field(description='%')
     source: dict[str, Any] = Field(default_factory=dict, description='where the list comes from')
 
 
 class NearMisses(Record):
     """Failed steps whose failing comparison was off by less than 10x its tolerance."""
-    near_misses: int = 0
-    failed: int = 0
+    near_misses: int = Field(0, description='failed steps off by less than 10x the tolerance')
+    failed: int = Field(0, description='failed steps')
     share: float = Field(0.0, description='percent of the failed steps')
 
 
 class ProblemResult(Record):
     """One problem (one sample of it, when there are several) and its steps' results."""
-    problem_id: str
-    problem_correct: bool
-    total_correct: int
-    total_steps: int
-    sample: Optional[int] = None
-    steps: list[StepResult] = Field(default_factory=list)
+    problem_id: str = Field(description="the problem, as SciCode numbers it: '13'")
+    problem_correct: bool = Field(description='every scored step passes')
+    total_correct: int = Field(description='scored steps that pass')
+    total_steps: int = Field(description='scored steps (the prefilled ones are not)')
+    sample: Optional[int] = Field(None, description='which sample, when there are several (0-based)')
+    steps: list[StepResult] = Field(default_factory=list, description='every step, prefilled ones included')
 
     OPTIONAL = ('sample',)
 
@@ -106,36 +106,41 @@ class ProblemResult(Record):
 class ResultsFile(Record):
     """One model on one dataset: the rates, their counts and intervals, how it was scored, and every
     problem's step results. Rates are percentages; the counts run over (problem, sample) pairs."""
-    schema_version: int = SCHEMA_VERSION
-    model: str
-    dataset: str
-    split: Optional[str] = None
-    with_bg: bool = False
-    targets: Optional[str] = Field(None, description="the kind of targets scored against: 'official', "
-                                                      "'regenerated', 'verified'")
-    main_problem_resolve_rate: float
-    subproblem: float
-    main_problem_resolved: int
-    main_problem_total: int
-    subproblem_correct: int
-    subproblem_total: int
-    subproblem_not_scored: int = Field(0, description='steps the harness could not score (eval_error)')
-    main_problem_resolve_rate_ci95: Optional[list[float]] = None
-    subproblem_ci95: Optional[list[float]] = None
+    schema_version: int = Field(SCHEMA_VERSION, description='the shape of this file (a reader upgrades older ones)')
+    model: str = Field(description="the model's abbr")
+    dataset: str = Field(description="the dataset's abbr")
+    split: Optional[str] = Field(None, description="'validation', 'test' or 'all'")
+    with_bg: bool = Field(False, description="the prompts held the steps' scientific background")
+    targets: Optional[str] = Field(None, description="the kind of targets scored against: 'official', 'verified', "
+                                                     "'custom', 'opencompass-per-step' or 'regenerated'")
+    main_problem_resolve_rate: float = Field(description='% of problems whose every scored step passes')
+    subproblem: float = Field(description='% of scored steps that pass (micro average)')
+    main_problem_resolved: int = Field(description='problems (times samples) whose every scored step passes')
+    main_problem_total: int = Field(description='problems (times samples) scored')
+    subproblem_correct: int = Field(description='scored steps (times samples) that pass')
+    subproblem_total: int = Field(description='steps (times samples) scored')
+    subproblem_not_scored: int = Field(0, description='scored steps the harness could not run (eval_error); '
+                                                      'counted as failed')
+    main_problem_resolve_rate_ci95: Optional[list[float]] = Field(None, description='95% interval [low, high], '
+                                                                                    'problems resampled')
+    subproblem_ci95: Optional[list[float]] = Field(None, description='95% interval [low, high], problems resampled')
     accuracy: Optional[float] = Field(None, description="OpenCompass's name for main_problem_resolve_rate")
     sub_accuracy: Optional[float] = Field(None, description="OpenCompass's name for subproblem")
     samples: Optional[int] = Field(None, description='samples per problem (infer_cfg n), when more than one')
-    pass_at_k: Optional[dict[str, dict[str, float]]] = None
-    categories: dict[str, int] = Field(default_factory=dict)
-    near_misses: Optional[NearMisses] = None
-    excluding_known_defects: Optional[DefectFreeRates] = None
-    targets_file: Optional[str] = None
+    pass_at_k: Optional[dict[str, dict[str, float]]] = Field(None, description='{"main": {k: %}, "subproblem": '
+                                                                               '{k: %}}, when more than one sample')
+    categories: dict[str, int] = Field(default_factory=dict, description='scored steps in each category')
+    near_misses: Optional[NearMisses] = Field(None, description='how many failed steps were near misses')
+    excluding_known_defects: Optional[DefectFreeRates] = Field(None, description='the rates without the steps '
+                                                                                 'SciCode-Verified lists as defective')
+    targets_file: Optional[str] = Field(None, description='the targets file the steps were scored against')
     evaluator: dict[str, Any] = Field(default_factory=dict, description='the settings it was scored with')
     protections: dict[str, Any] = Field(default_factory=dict, description='the sandbox layers that were active')
-    predictions_digest: Optional[str] = None
-    duration_s: Optional[float] = None
-    created_at: Optional[str] = None
-    problems: list[ProblemResult] = Field(default_factory=list)
+    predictions_digest: Optional[str] = Field(None, description='the digest of the predictions scored (-r reuses '
+                                                                'these results only for the same ones)')
+    duration_s: Optional[float] = Field(None, description='how long scoring took')
+    created_at: Optional[str] = Field(None, description='when the file was written (ISO 8601, UTC)')
+    problems: list[ProblemResult] = Field(default_factory=list, description='every problem (and sample) scored')
 
     OPTIONAL = ('samples', 'pass_at_k')
 
@@ -154,8 +159,9 @@ class ResultsFile(Record):
 
 
 def _from_1(data: dict) -> dict:
-    """Version 1 (no `schema_version`): the numbers a reader needs that early writers did not write
-    are derived from what they did."""
+    """Files written before `schema_version` existed: the numbers a reader needs that early writers
+    did not write (`categories`, `subproblem_not_scored`, `accuracy`, `sub_accuracy`) are derived
+    from what they did."""
     data.setdefault('accuracy', data.get('main_problem_resolve_rate'))
     data.setdefault('sub_accuracy', data.get('subproblem'))
     steps = [s for p in data.get('problems') or () for s in p.get('steps') or () if s.get('status') != 'skipped']

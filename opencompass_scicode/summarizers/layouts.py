@@ -16,12 +16,14 @@ grouping, and a layout can be checked from collected results without files.
 """
 import json
 from collections import OrderedDict
+from typing import Literal
 
 from ..registry import to_plain
 from .cells import count, rate_cell
 from .results_files import MISSING, is_results
 
 LAYOUTS = ('auto', 'wide', 'long')
+Layout = Literal[LAYOUTS]
 LONG_HEADER = ['model', 'dataset', 'targets', 'main w/o bg', 'main w/ bg', 'sub-steps w/o bg', 'sub-steps w/ bg']
 SIDES = (('without', 'w/o bg'), ('with', 'w/ bg'))
 METRICS = (('main', 'main'), ('sub', 'sub-steps'))

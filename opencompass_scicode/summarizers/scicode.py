@@ -19,7 +19,7 @@ from typing import Optional
 
 from ..errors import ConfigError
 from . import extra_tables
-from .layouts import LAYOUTS, LONG_HEADER, METRICS, SIDES, choose_layout, group_datasets, long_table, title, \
+from .layouts import LAYOUTS, LONG_HEADER, Layout, METRICS, SIDES, choose_layout, group_datasets, long_table, title, \
     wide_table
 from .opencompass_table import check_shape, opencompass_table
 from .plot import bar_chart, draw, import_pyplot, row_chart
@@ -44,7 +44,7 @@ class SciCodeSummarizer:
     METRICS = METRICS
 
     def __init__(self, plot: bool = True, known_defects: bool = True, report: bool = True,
-                 layout: str = 'auto', dataset_abbrs: Optional[list] = None,
+                 layout: Layout = 'auto', dataset_abbrs: Optional[list] = None,
                  summary_groups: Optional[list] = None):
         check_shape(dataset_abbrs, summary_groups or [])
         self.dataset_abbrs = dataset_abbrs

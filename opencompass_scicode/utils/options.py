@@ -12,10 +12,11 @@ stay with the classes (utils/checks.py), which check them as they are built.
 Every error is a ConfigError in the config's own form: the key, what is
 wrong, the fix, and "did you mean" for a misspelt key.
 """
+import collections.abc
 import inspect
 import typing
 from functools import lru_cache
-from typing import Any
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -67,22 +68,54 @@ def accepted_options(cls: Any) -> list:
     return [info.alias or name for name, info in record.model_fields.items()]
 
 
+def allowed_values(annotation: Any) -> tuple:
+    """The values a `Literal[...]` annotation (or an optional one) allows; () for any other."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return allowed_values(args[0])
+    if origin is typing.Literal:
+        return tuple(args)
+    if origin is typing.Union:
+        return tuple(value for arg in args for value in allowed_values(arg))
+    return ()
+
+
 def type_text(annotation: Any) -> str:
-    """An annotation in a config writer's words: 'number', 'str or None', ..."""
-    if typing.get_origin(annotation) is typing.Union:
-        return ' or '.join(type_text(a) for a in typing.get_args(annotation))
+    """An annotation in a config writer's words: 'number', 'str or None', 'list of whole number'...
+    (what an error says is wanted, and what the reference lists). A Literal is its values' type:
+    the values themselves are `allowed_values`."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return type_text(args[0])
+    if origin is typing.Union or (origin is not None and getattr(origin, '__name__', '') == 'UnionType'):
+        parts = [type_text(a) for a in args if a is not type(None)]
+        return ' or '.join(dict.fromkeys(parts + (['None'] if type(None) in args else [])))
+    if origin is typing.Literal:
+        return ' or '.join(dict.fromkeys(type_text(type(value)) for value in args))
     if annotation in (None, type(None)):
         return 'None'
+    if annotation is typing.Any:
+        return 'any'
     if annotation is float:
-        return 'number'
+        return 'number'         # an int is taken too
     if annotation is int:
         return 'whole number'
-    return getattr(typing.get_origin(annotation) or annotation, '__name__', str(annotation))
+    if origin in (list, tuple, set, collections.abc.Sequence) and args:
+        return f'list of {type_text(args[0])}'
+    if origin is dict and len(args) == 2 and args[0] is str:
+        return 'dict' if args[1] is typing.Any else f'dict of {type_text(args[1])}'
+    return getattr(origin or annotation, '__name__', str(annotation))
 
 
-def check_options(cls: Any, options: dict, key: str) -> None:
+def _at(key: Optional[str], name: str) -> str:
+    """The key of option `name` of the entry at `key` (None: the config file's top level)."""
+    return f'{key}.{name}' if key else name
+
+
+def check_options(cls: Any, options: dict, key: Optional[str]) -> None:
     """ConfigError unless `options` fit `cls`'s options record: an unknown key (with "did you mean"
-    and the options it takes), a value of another type than the option's, or a missing one."""
+    and the options it takes), a value of another type than the option's or not one of its
+    allowed values, or a missing one. `key`: where the entry is (None: the top level)."""
     record = options_record(cls)
     try:
         record.model_validate(dict(options))
@@ -96,17 +129,19 @@ def _config_error(cls: Any, record: type, options: dict, errors: list, key: str)
     name_of = getattr(cls, '__name__', 'this entry')
     accepted = accepted_options(cls)
     by_kind = {'unknown': [], 'type': [], 'missing': []}
-    bounds = {}
+    bounds, choices = {}, set()
     for error in errors:
         option = str(error['loc'][0]) if error['loc'] else ''
         kind = {'extra_forbidden': 'unknown', 'missing': 'missing'}.get(error['type'], 'type')
         by_kind[kind].append(option)
         if error['type'] in _BOUNDS:
             bounds.setdefault(option, (error['type'], error['ctx'], error['loc'][1:], error['input']))
+        if error['type'] == 'literal_error' and len(error['loc']) == 1:
+            choices.add(option)
     unknown = [name for name in options if name in by_kind['unknown']]
     if unknown:
         hint = did_you_mean(unknown[0], accepted)
-        return ConfigError(f'{name_of} has no option {unknown[0]!r}', key=f'{key}.{unknown[0]}',
+        return ConfigError(f'{name_of} has no option {unknown[0]!r}', key=_at(key, unknown[0]),
                            fix=f'{hint}accepted options: {", ".join(accepted)}')
     wrong = [name for name in accepted if name in by_kind['type']]
     if wrong:
@@ -115,10 +150,15 @@ def _config_error(cls: Any, record: type, options: dict, errors: list, key: str)
         if name in bounds:
             return _out_of_range(name, key, *bounds[name])
         wanted, value = type_text(field.annotation), options[name]
-        return ConfigError(f'must be {wanted}, got {type(value).__name__} {value!r}', key=f'{key}.{name}',
+        allowed = allowed_values(field.annotation)
+        if name in choices and isinstance(value, type(allowed[0])):
+            hint = did_you_mean(value, allowed) if isinstance(value, str) else ''
+            return ConfigError(f'unknown {name} {value!r}', key=_at(key, name),
+                               fix=f'{hint}use one of {", ".join(map(repr, allowed))}')
+        return ConfigError(f'must be {wanted}, got {type(value).__name__} {value!r}', key=_at(key, name),
                            fix=f'give {name} a value of type {wanted}')
     missing = [name for name in accepted if name in by_kind['missing']]
-    return ConfigError(f'{name_of} needs {", ".join(map(repr, missing))}', key=f'{key}.{missing[0]}',
+    return ConfigError(f'{name_of} needs {", ".join(map(repr, missing))}', key=_at(key, missing[0]),
                        fix=f'add {missing[0]}=... to this entry')
 
 
@@ -132,7 +172,7 @@ def _out_of_range(name: str, key: str, kind: str, ctx: dict, inner: tuple, value
     bound_name, sign = _BOUNDS[kind]
     bound = ctx[bound_name]
     whole = isinstance(value, int)
-    where = f'{key}.{name}' + ''.join(f'[{i}]' if isinstance(i, int) else f'.{i}' for i in inner)
+    where = _at(key, name) + ''.join(f'[{i}]' if isinstance(i, int) else f'.{i}' for i in inner)
     return ConfigError(f'must be {"a whole number" if whole else "a number"} {sign} {bound}, got {value!r}',
                        key=where, fix=f'give {name} a value {sign} {bound}')
 

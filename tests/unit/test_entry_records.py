@@ -6,7 +6,8 @@ from typing import Optional
 
 import pytest
 
-from opencompass_scicode.config.records import EvalCfg, RunCfg, StageSection
+from opencompass_scicode.config.records import ConfigFile, EvalCfg, RunCfg, StageSection
+from opencompass_scicode.datasets.scicode import SciCodeDataset
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S, SciCodeEvaluator
 from opencompass_scicode.inference.settings import InferConfig
@@ -58,8 +59,22 @@ def test_what_fits_passes():
     (StageSection, {'runer': {}}, 'widget.runer', "did you mean 'runner'"),
     (InferConfig, {'n': 0}, 'widget.n', 'must be positive'),
     (InferConfig, {'mode': 'agentic'}, 'widget.mode', "'naive', 'chat', 'tool_use'"),
+    (SciCodeDataset, {'split': 'valdation'}, 'widget.split', "unknown split 'valdation'"),
+    (SciCodeDataset, {'split': 'valdation'}, 'widget.split', "did you mean 'validation'? use one of 'validation', "
+                                                             "'test', 'all'"),
+    (SciCodeEvaluator, {'prefilled_mode': 'ful'}, 'widget.prefilled_mode', "unknown prefilled_mode 'ful'"),
+    (SciCodeDataset, {'split': 3}, 'widget.split', 'must be str, got int 3'),
+    (ConfigFile, {'models': [], 'datasets': [], 'work_dir': 1}, 'work_dir', 'must be str'),
 ])
 def test_what_does_not_fit_is_refused_in_the_configs_words(cls, options, key, says):
-    err = error(cls, options)
+    err = error(cls, options, key=None if cls is ConfigFile else 'widget')
     assert err.key == key and says in str(err) and err.fix
 
+
+
+def test_the_config_files_defaults_are_its_records():
+    assert ConfigFile.default('work_dir') == 'outputs/default'
+    assert ConfigFile.default('runner') == {'type': 'LocalRunner'}
+    ConfigFile.default('runner')['type'] = 'SlurmRunner'             # a fresh copy each time
+    assert ConfigFile.default('runner') == {'type': 'LocalRunner'}
+    assert ConfigFile.default('summarizer') == {'type': 'SciCodeSummarizer'}
