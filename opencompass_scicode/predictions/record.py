@@ -21,15 +21,16 @@ class Prediction(BaseModel):
 
     model_config = ConfigDict(extra='allow')
 
-    step_id: str
-    sample: int = Field(0, description='which sample of its problem (infer_cfg n > 1); written only then')
+    # In the order inference writes them (a line keeps the order of its fields as before).
     problem_id: Optional[str] = None
+    step_id: str
     step_index: Optional[int] = None
     model: Optional[str] = None
     dataset: Optional[str] = None
     mode: Optional[str] = None
     settings: dict[str, Any] = Field(default_factory=dict, description='the settings it was made with')
     settings_fp: Optional[str] = None
+    sample: int = Field(0, description='which sample of its problem (infer_cfg n > 1); written only then')
     prompt: Optional[str] = None
     response: Optional[str] = None
     code: Optional[str] = Field(None, description='the code extracted from the response')
