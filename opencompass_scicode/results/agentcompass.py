@@ -115,7 +115,8 @@ def write_agentcompass_files(work_dir, timestamp, results_path, predictions_path
     files; `categories`: problem id -> category. Their directory, or None without results."""
     if not Path(results_path).is_file():
         return None
-    results = load_results(results_path)
+    # each step's code is in the results file itself; its exchange with the model is the predictions file's
+    results = load_results(results_path, texts=False)
     records = _predictions(predictions_path)
     out = run_dir_of(work_dir, results.model, timestamp, dataset)
     by_task = {}

@@ -25,7 +25,7 @@ CATEGORIES = ('pass', 'no_code', 'truncated', 'syntax_error', 'name_error', 'imp
 # The fields a record may be built with by position, in this order (as verdict.py builds one).
 _POSITIONAL = ('step_id', 'status', 'returncode', 'duration_s', 'stdout', 'stderr', 'message', 'violation')
 # What a results file's step entry adds to the verdict (results/schema.py); not part of a verdict.
-RESULTS_ONLY = ('answer', 'tests', 'gold_code', 'answer_ref')
+RESULTS_ONLY = ('answer', 'tests', 'tests_sha256', 'gold_code', 'gold_code_sha256')
 
 
 class Record(BaseModel):

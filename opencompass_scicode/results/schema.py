@@ -2,15 +2,22 @@
 
     results/<model>/<dataset>.json
 
-Written by the evaluation task (tasks/evaluate.py) and read by every reader
-(the summary's tables, the report, results/defects.py, results/agentcompass.py)
-through `load_results`, never as plain JSON: a file is checked against these
-records when it is read, and a file an older version wrote is upgraded on the
-way in (`UPGRADES`), so readers see one shape whatever wrote the file.
+    results/<model>/<dataset>.texts.json.gz     its texts (texts.py)
+
+Written by the evaluation task (tasks/evaluate.py) through `write_results` and
+read by every reader (the summary's tables, the report, results/agentcompass.py,
+the eval task's -r check) through `load_results`, never as plain JSON: a file is
+checked against these records when it is read, and a file an older version
+wrote is upgraded on the way in (`UPGRADES`), so readers see one shape whatever
+wrote the file.
 
 `schema_version` says which shape a file has: files written before it existed
-have none and are version 1. The JSON Schema of the current version is
-printed by `python -m opencompass_scicode.results.schema` (`results_schema()`).
+have none and are version 1; version 2 added the version and the numbers
+derived from the steps; version 3 keeps the long texts of its steps (prompts,
+responses, test cases, gold code) once each, by content hash, in a text pack
+beside the file (texts.py), which `load_results` puts back in place. The JSON
+Schema of the current version is printed by
+`python -m opencompass_scicode.results.schema` (`results_schema()`).
 
 Every record keeps fields it does not name (`extra='allow'`): a file written by
 a newer version, or with facts another part adds, loses nothing when read.
@@ -25,8 +32,9 @@ from pydantic import BaseModel, Field, ValidationError
 from ..errors import UserFacingError
 from ..utils.workdir import write_json_atomic
 from .record import Record, StepRecord
+from .texts import MissingTexts, pack_name, pack_of, put_back, read_pack, split_texts, write_pack
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class ResultsFileError(UserFacingError):
@@ -42,8 +50,12 @@ class ResultsFileError(UserFacingError):
 class Answer(Record):
     """What the model gave for a step, as the predictions file holds it (the texts as asked and
     answered, the code as extracted or given whole, usage and any error)."""
-    prompt: Optional[str] = Field(None, description='what the model was asked for this step')
-    response: Optional[str] = Field(None, description='what it answered, whole')
+    prompt: Optional[str] = Field(None, description='what the model was asked for this step (in a file: '
+                                                    'prompt_sha256; put in place when read)')
+    prompt_sha256: Optional[str] = Field(None, description="the prompt's sha256: its key in the texts file")
+    response: Optional[str] = Field(None, description='what it answered, whole (in a file: response_sha256; put '
+                                                      'in place when read)')
+    response_sha256: Optional[str] = Field(None, description="the response's sha256: its key in the texts file")
     code: Optional[str] = Field(None, description='the code taken from the response (what ran)')
     program: Optional[str] = Field(None, description='a whole step program given as it is (no chain is built)')
     reasoning: Optional[str] = Field(None, description="the model's reasoning, where it gives it apart")
@@ -51,17 +63,22 @@ class Answer(Record):
     usage: Optional[dict] = Field(None, description='tokens and time of the requests for this step')
     error: Optional[str] = Field(None, description='why there is no answer (the request failed)')
 
-    OPTIONAL = ('prompt', 'response', 'code', 'program', 'reasoning', 'finish_reason', 'usage', 'error')
+    OPTIONAL = ('prompt', 'prompt_sha256', 'response', 'response_sha256', 'code', 'program', 'reasoning',
+                'finish_reason', 'usage', 'error')
 
 
 class StepResult(StepRecord):
     """A step's verdict with what explains it: the answer it judged, the step's tests and, where the
     split has it, the gold code."""
     answer: Answer = Field(default_factory=Answer, description='what the model gave for the step')
-    tests: list[str] = Field(default_factory=list, description="the step's test cases")
-    gold_code: Optional[str] = Field(None, description='the gold code (the validation split has it)')
+    tests: Optional[list[str]] = Field(None, description="the step's test cases (in a file: tests_sha256; put in "
+                                                          "place when read)")
+    tests_sha256: Optional[list[str]] = Field(None, description="each test case's sha256: its key in the texts file")
+    gold_code: Optional[str] = Field(None, description='the gold code, where the split has it (in a file: '
+                                                       'gold_code_sha256; put in place when read)')
+    gold_code_sha256: Optional[str] = Field(None, description="the gold code's sha256: its key in the texts file")
 
-    OPTIONAL = StepRecord.OPTIONAL + ('gold_code',)
+    OPTIONAL = StepRecord.OPTIONAL + ('tests', 'tests_sha256', 'gold_code', 'gold_code_sha256')
     # Built by keyword only: pydantic then builds the steps of a file it reads without calling
     # Python per step (StepRecord's own __init__ takes positions too).
     __init__ = BaseModel.__init__
@@ -107,6 +124,9 @@ class ResultsFile(Record):
     """One model on one dataset: the rates, their counts and intervals, how it was scored, and every
     problem's step results. Rates are percentages; the counts run over (problem, sample) pairs."""
     schema_version: int = Field(SCHEMA_VERSION, description='the shape of this file (a reader upgrades older ones)')
+    texts_file: Optional[str] = Field(None, description="the file beside this one that holds its steps' texts "
+                                                        "(prompts, responses, tests, gold code): gzip-compressed "
+                                                        "JSON, {sha256: text}")
     model: str = Field(description="the model's abbr")
     dataset: str = Field(description="the dataset's abbr")
     split: Optional[str] = Field(None, description="'validation', 'test' or 'all'")
@@ -142,7 +162,7 @@ class ResultsFile(Record):
     created_at: Optional[str] = Field(None, description='when the file was written (ISO 8601, UTC)')
     problems: list[ProblemResult] = Field(default_factory=list, description='every problem (and sample) scored')
 
-    OPTIONAL = ('samples', 'pass_at_k')
+    OPTIONAL = ('texts_file', 'samples', 'pass_at_k')
 
     def steps(self) -> list[StepResult]:
         """Every step result of every problem (and sample), in file order."""
@@ -176,8 +196,15 @@ def _from_1(data: dict) -> dict:
     return data
 
 
+def _from_2(data: dict) -> dict:
+    """Files whose texts (prompts, responses, test cases, gold code) are in the step records
+    themselves: read as they are (a record holds a text in place or names it by hash)."""
+    data['schema_version'] = 3
+    return data
+
+
 # version -> how a file of that version becomes one of the next
-UPGRADES = {1: _from_1}
+UPGRADES = {1: _from_1, 2: _from_2}
 
 
 def upgraded(data: dict) -> dict:
@@ -202,38 +229,58 @@ def _current(text: Union[bytes, str]) -> bool:
     return found is not None and int(found.group(1)) == SCHEMA_VERSION
 
 
-def read_results(data: Union[dict, bytes, str], path: Union[str, Path, None] = None) -> ResultsFile:
-    """A results file's content (parsed, or its JSON text), checked and upgraded. ResultsFileError
-    names the file (`path`) and what is wrong."""
+def read_results(data: Union[dict, bytes, str], path: Union[str, Path, None] = None,
+                 texts: bool = True) -> ResultsFile:
+    """A results file's content (parsed, or its JSON text), checked and upgraded, with its texts
+    put in place from the texts file beside `path` (`texts=False`: left named by hash, for a
+    reader of the numbers and verdicts alone). ResultsFileError names the file (`path`) and what
+    is wrong."""
     try:
         if not isinstance(data, dict) and _current(data):
-            return ResultsFile.model_validate_json(data)
-        if not isinstance(data, dict):
-            data = json.loads(data)
-        if not isinstance(data, dict):
-            raise ValueError('not a JSON object')
-        return ResultsFile.model_validate(upgraded(data))
+            results = ResultsFile.model_validate_json(data)
+        else:
+            if not isinstance(data, dict):
+                data = json.loads(data)
+            if not isinstance(data, dict):
+                raise ValueError('not a JSON object')
+            results = ResultsFile.model_validate(upgraded(data))
+        if texts and results.texts_file is not None:
+            if path is None:
+                raise MissingTexts('its texts are in a texts file, and no path says where the results file is')
+            put_back(results, read_pack(pack_of(path, results.texts_file)))
+        return results
     except ValidationError as exc:
         first = exc.errors()[0]
         where = '.'.join(str(part) for part in first['loc'])
         raise ResultsFileError(path, f'{where}: {first["msg"]}') from None
-    except ValueError as exc:
+    except ValueError as exc:            # MissingTexts too
         raise ResultsFileError(path, str(exc)) from None
 
 
-def load_results(path: Union[str, Path]) -> ResultsFile:
-    """The results file at `path`, checked and upgraded (ResultsFileError if it cannot be read)."""
+def load_results(path: Union[str, Path], texts: bool = True) -> ResultsFile:
+    """The results file at `path`, checked and upgraded, its texts in place unless `texts=False`
+    (ResultsFileError if it cannot be read)."""
     path = Path(path)
     try:
         text = path.read_bytes()
     except OSError as exc:
         raise ResultsFileError(path, str(exc)) from None
-    return read_results(text, path)
+    return read_results(text, path, texts=texts)
 
 
 def write_results(path: Union[str, Path], results: ResultsFile) -> None:
-    """Write `results` whole (readers see the old file or the new one)."""
-    write_json_atomic(path, results.to_json())
+    """Write `results` whole: its texts in the texts file beside it (texts.py), first, then the file
+    that names them (each is the old file or the new one to a reader)."""
+    content, texts = split_texts(results.to_json())
+    content.pop('texts_file', None)
+    content = {'schema_version': content.pop('schema_version'), 'texts_file': pack_name(path), **content}
+    write_pack(Path(path).parent / content['texts_file'], texts)
+    write_json_atomic(path, content)
+
+
+def results_paths(path: Union[str, Path]) -> list:
+    """The files a results file at `path` is written as: itself and its texts file."""
+    return [Path(path), Path(path).parent / pack_name(path)]
 
 
 def results_schema() -> dict:

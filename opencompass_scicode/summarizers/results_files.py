@@ -34,8 +34,9 @@ def stopped_tasks(status: dict) -> dict:
 def collect(cfg: dict, run_dir, steps: bool = True, each=None) -> dict:
     """The results of every model x dataset of the config, or a marker where there are none.
     `each(model, dataset, results)` is called with each results file as read, step records and
-    all; with `steps=False` they are then let go (every table and the plot need only the
-    numbers and the problems' verdicts, and a large run's step records hold hundreds of MB)."""
+    their texts and all; with `steps=False` they are then let go (every table and the plot need
+    only the numbers and the problems' verdicts, and a large run's step records hold hundreds of
+    MB), and without `each` their texts are not read at all."""
     stopped = stopped_tasks(run_dir.load_status())
     table = {}
     for model in cfg['models']:
@@ -46,7 +47,7 @@ def collect(cfg: dict, run_dir, steps: bool = True, each=None) -> dict:
             failed = (m, None) in stopped or (m, d) in stopped
             results = None
             if path.is_file() and stopped.get((m, d)) != 'eval':
-                results = load_results(path)
+                results = load_results(path, texts=steps or each is not None)
             if results is not None and each is not None:
                 each(m, d, results)
             if results is not None and not steps:

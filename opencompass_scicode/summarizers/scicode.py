@@ -18,6 +18,7 @@ import threading
 from typing import Optional
 
 from ..errors import ConfigError
+from ..utils.collector import collector_paused
 from . import extra_tables
 from .layouts import LAYOUTS, LONG_HEADER, Layout, METRICS, SIDES, choose_layout, group_datasets, long_table, title, \
     wide_table
@@ -81,6 +82,10 @@ class SciCodeSummarizer:
 
     def summarize(self, cfg, run_dir, echo=True, compare=()):
         """Tables, plot and report of `run_dir`; `compare`: other RunDirs the report shows beside it."""
+        with collector_paused():
+            return self._summarize(cfg, run_dir, echo, compare)
+
+    def _summarize(self, cfg, run_dir, echo, compare):
         groups = group_datasets(cfg['datasets'])
         layout = self.layout_for(groups)
         # The report's step records are taken as each file is read; the tables need only numbers.

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from ..evaluation.regenerate import ensure_targets
 from ..inference.settings import InferConfig
 from ..predictions import PredictionStore, as_prediction, record_key
-from ..results.schema import ResultsFile, ResultsFileError, load_results, write_results
+from ..results.schema import ResultsFile, ResultsFileError, load_results, results_paths, write_results
 from ..registry import build_dataset, build_evaluator
 from ..utils.progress import ProgressFile
 from ..utils.workdir import remove_parts
@@ -70,7 +70,7 @@ class EvalTask(BaseTask):
             if not path.is_file():
                 continue
             try:
-                results = load_results(path)
+                results = load_results(path, texts=False)     # the verdicts alone
             except ResultsFileError:
                 continue
             saved = results.evaluator
@@ -138,7 +138,7 @@ class EvalTask(BaseTask):
         for missing in evaluator.inactive_protections():
             self.log(f'warning: sandbox layer not active on this machine: {missing}')
         write_results(self.results_path, results)
-        remove_parts(self.part_paths)
+        remove_parts([file for part in self.part_paths for file in results_paths(part)])
         progress.update(done=results.subproblem_total, force=True)
         self.log(f'main problems {results.main_problem_resolved}/{results.main_problem_total}, '
                  f'steps {results.subproblem_correct}/{results.subproblem_total} '

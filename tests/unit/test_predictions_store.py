@@ -64,7 +64,7 @@ def test_a_file_of_the_old_writer_reads_typed_and_is_written_back_as_it_was(tmp_
     from pydantic import ValidationError
     from helpers import ROOT
     from opencompass_scicode.predictions import Prediction
-    old = ROOT / 'tests' / 'fixtures' / 'results_v0' / 'dummy_predictions_n2.jsonl'
+    old = ROOT / 'tests' / 'fixtures' / 'results_v1' / 'dummy_predictions_n2.jsonl'
     records = list(PredictionStore(old).records())
     assert [(r.step_id, r.sample) for r in records] == [('19.1', 0), ('19.1', 1), ('19.2', 0), ('19.2', 1)]
     assert all(r.settings_fp and r.prompt and r.code and r.settings['n'] == 2 for r in records)

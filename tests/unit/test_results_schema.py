@@ -1,6 +1,9 @@
-"""The results file as a typed, versioned record: files written before `schema_version` load
-(upgraded on read), a file of the wrong shape is refused naming the file and the field, and the
-published JSON Schema describes what the writer writes."""
+"""The results file as a typed, versioned record: files of versions 1 (before `schema_version`)
+and 2 (texts in place) load, upgraded on read; version 3 keeps its texts once each, by hash, in a
+pack beside it, put back in place when read; a file of the wrong shape is refused naming the
+file and the field, and the published JSON Schema describes what the writer writes."""
+import gzip
+import hashlib
 import json
 import subprocess
 import sys
@@ -9,15 +12,20 @@ import pytest
 
 from helpers import ROOT
 from opencompass_scicode.results.schema import (SCHEMA_VERSION, ResultsFile, ResultsFileError, load_results,
-                                                read_results, results_schema, write_results)
+                                                read_results, results_paths, results_schema, write_results)
+from opencompass_scicode.results.texts import main as texts_main
+from opencompass_scicode.results.texts import text_hash
 
-FIXTURES = ROOT / 'tests' / 'fixtures' / 'results_v0'
-OLD_FILES = sorted(FIXTURES.glob('*.json'))
+FIXTURES = ROOT / 'tests' / 'fixtures' / 'results_v1'
+V2_FIXTURES = ROOT / 'tests' / 'fixtures' / 'results_v2'
+OLD_FILES = sorted(FIXTURES.glob('*.json')) + sorted(V2_FIXTURES.glob('*.json'))
 
 
-def test_the_fixtures_are_files_of_the_old_writer():
-    assert len(OLD_FILES) == 3
-    assert all('schema_version' not in json.loads(path.read_text()) for path in OLD_FILES)
+def test_the_fixtures_are_files_of_the_old_writers():
+    assert len(OLD_FILES) == 6
+    versions = [json.loads(path.read_text()).get('schema_version') for path in OLD_FILES]
+    assert versions == [None] * 3 + [2] * 3
+    assert all(json.loads(path.read_text())['problems'][0]['steps'][0]['answer']['prompt'] for path in OLD_FILES)
 
 
 @pytest.mark.parametrize('path', OLD_FILES, ids=lambda p: p.stem)
@@ -31,7 +39,76 @@ def test_an_old_results_file_loads_upgraded_and_keeps_every_field(path):
     # nothing is lost on the way: written again, the content is the old one plus its version
     again = results.to_json()
     assert again.pop('schema_version') == SCHEMA_VERSION
+    old.pop('schema_version', None)
     assert again == old
+
+
+@pytest.mark.parametrize('path', OLD_FILES, ids=lambda p: f'{p.parent.name}-{p.stem}')
+def test_written_again_the_texts_go_to_the_pack_once_each_and_come_back_in_place(path, tmp_path):
+    old = load_results(path)
+    new = tmp_path / 'r.json'
+    write_results(new, old)
+    content = json.loads(new.read_text())
+    assert list(content)[:2] == ['schema_version', 'texts_file'] and content['texts_file'] == 'r.texts.json.gz'
+    pack = json.loads(gzip.decompress((tmp_path / 'r.texts.json.gz').read_bytes()))
+    steps = content['problems'][0]['steps']
+    step, text = steps[0], old.steps()[0]
+    assert 'prompt' not in step['answer'] and 'tests' not in step and 'gold_code' not in step
+    assert pack[step['answer']['prompt_sha256']] == text.answer.prompt
+    assert step['answer']['prompt_sha256'] == hashlib.sha256(text.answer.prompt.encode()).hexdigest()
+    assert [pack[h] for h in step['tests_sha256']] == text.tests
+    assert step['answer']['code'] == text.answer.code                      # the code that ran stays in place
+    texts = [t for s in old.steps() for t in (s.answer.prompt, s.answer.response, s.gold_code, *s.tests) if t]
+    assert sorted(pack) == sorted({text_hash(t) for t in texts})           # each distinct text once
+    again = load_results(new)
+    assert again.texts_file == 'r.texts.json.gz'
+    assert [(s.answer.prompt, s.answer.response, s.tests, s.gold_code) for s in again.steps()] == \
+        [(s.answer.prompt, s.answer.response, s.tests, s.gold_code) for s in old.steps()]
+    assert sum(f.stat().st_size for f in results_paths(new)) < path.stat().st_size
+
+
+def test_a_reader_of_the_verdicts_alone_leaves_the_texts_named(tmp_path):
+    path = tmp_path / 'r.json'
+    write_results(path, load_results(FIXTURES / 'reference_scicode_validation.json'))
+    (tmp_path / 'r.texts.json.gz').rename(tmp_path / 'elsewhere.gz')
+    verdicts = load_results(path, texts=False)
+    step = verdicts.steps()[0]
+    assert step.answer.prompt is None and step.answer.prompt_sha256 and step.answer.code and step.tests is None
+    with pytest.raises(ValueError, match='without its text'):          # it cannot be written as a whole file
+        write_results(tmp_path / 'again.json', verdicts)
+    with pytest.raises(ResultsFileError, match='r.texts.json.gz') as info:
+        load_results(path)
+    assert str(path) in str(info.value)
+
+
+def test_a_pack_without_a_text_the_file_names_is_refused(tmp_path):
+    path = tmp_path / 'r.json'
+    write_results(path, load_results(FIXTURES / 'reference_scicode_validation.json'))
+    pack = tmp_path / 'r.texts.json.gz'
+    texts = json.loads(gzip.decompress(pack.read_bytes()))
+    first = json.loads(path.read_text())['problems'][0]['steps'][0]['answer']['prompt_sha256']
+    del texts[first]
+    pack.write_bytes(gzip.compress(json.dumps(texts).encode()))
+    with pytest.raises(ResultsFileError, match=f'problems.0.steps.0.answer.prompt_sha256 names the text {first}'):
+        load_results(path)
+    pack.write_bytes(b'not gzip')
+    with pytest.raises(ResultsFileError, match='cannot be read'):
+        load_results(path)
+
+
+def test_the_helper_prints_a_file_with_its_texts_in_place_and_one_text(tmp_path, capsys):
+    path = tmp_path / 'r.json'
+    old = load_results(FIXTURES / 'generated_scicode_validation_failures.json')
+    write_results(path, old)
+    assert texts_main([str(path)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed['problems'][0]['steps'][0]['answer']['prompt'] == old.steps()[0].answer.prompt
+    digest = text_hash(old.steps()[0].gold_code)
+    assert texts_main([str(path), '--text', digest]) == 0
+    assert capsys.readouterr().out == old.steps()[0].gold_code + '\n'
+    with pytest.raises(SystemExit):
+        texts_main([str(path), '--text', '0' * 64])
+    assert 'no text' in capsys.readouterr().err
 
 
 def test_what_an_old_file_holds_is_read_as_typed_fields():
@@ -105,7 +182,7 @@ def test_a_file_of_this_version_reads_the_same_from_its_text_as_from_its_content
     path = tmp_path / 'r.json'
     write_results(path, load_results(FIXTURES / 'generated_scicode_validation_failures.json'))
     assert path.read_text().lstrip('{ \n').startswith(f'"schema_version": {SCHEMA_VERSION},')
-    assert load_results(path) == read_results(json.loads(path.read_text()))
+    assert load_results(path) == read_results(json.loads(path.read_text()), path)
     bad = path.read_text().replace('"status": "fail"', '"status": "failed"', 1)
     with pytest.raises(ResultsFileError, match='status'):
         read_results(bad, path)

@@ -4,7 +4,8 @@
 Both come from `results.schema`: the JSON Schema is `results_schema()`, published as it is; the
 page's tables are read from that same schema (each record's fields, JSON types, defaults and
 descriptions), the upgrades from `UPGRADES` (each one's docstring says what it does), the statuses
-from the schema's enum and the categories from `results.record.CATEGORIES`. Every top-level key
+from the schema's enum, the categories from `results.record.CATEGORIES`, and the texts file from
+`results.texts` (its name and the fields that name its texts). Every top-level key
 must also be described in guide/results.md: one that is not stops the build.
 """
 import inspect
@@ -109,6 +110,19 @@ def _upgrades():
             for version, upgrade in sorted(UPGRADES.items())]
 
 
+def texts_file_section():
+    """What the texts file beside a results file holds, and which fields name its texts (texts.py)."""
+    from opencompass_scicode.results.texts import ANSWER_TEXTS, PACK_SUFFIX, STEP_TEXTS
+    named = [(f'answer.{ref}', f'answer.{field}') for field, ref in ANSWER_TEXTS] + \
+            [(ref, field) for field, ref in STEP_TEXTS]
+    return '\n'.join([
+        f'`results/<model>/<dataset>{PACK_SUFFIX}`, named by the results file\'s `texts_file`: gzip-compressed '
+        'JSON, one object `{sha256: text}`, the sha256 (hex) of the text\'s UTF-8 bytes. Each text the steps of '
+        'its results file name is there once. Fields that name a text, and where `load_results` puts it:', '',
+        table(['field (in the file)', 'the text, once read'], [[code(ref), code(field)] for ref, field in named]),
+        '', 'How to read them: [Where the texts are](../guide/results.md#where-the-texts-are).'])
+
+
 def schema_file():
     from opencompass_scicode.results.schema import results_schema
     return json.dumps(results_schema(), indent=2) + '\n'
@@ -137,6 +151,7 @@ def page():
     for name in records(schema):
         doc = ' '.join(definitions[name].get('description', '').split())
         out += [f'## {name} {{#{_anchor(name)}}}', '', doc, '', record_table(schema, name), '']
+    out += ['## The texts file {#the-texts-file}', '', texts_file_section(), '']
     out += ['## Categories {#categories}', '',
             f'A step\'s `category`: {", ".join(code(c) for c in CATEGORIES)} '
             '([what each means](../guide/results.md#categories)).', '']
