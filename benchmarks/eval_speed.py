@@ -24,7 +24,6 @@ and the range of the per-run ratios (these machines are shared: runs vary by 20%
 """
 import argparse
 import atexit
-import json
 import os
 import shutil
 import statistics
@@ -46,6 +45,7 @@ from opencompass_scicode.evaluation import SciCodeEvaluator  # noqa: E402
 from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S  # noqa: E402
 from opencompass_scicode.evaluation.regenerate import ensure_targets  # noqa: E402
 from opencompass_scicode.pool.timings import CACHE_ENV  # noqa: E402
+from opencompass_scicode.results.schema import load_results  # noqa: E402
 
 
 def _verdict(status):
@@ -105,10 +105,9 @@ def _read_results(run_dir, workers):
     """(verdicts of the first dataset, bound from the step times ours measured)."""
     verdicts, seconds = {}, {}
     for path in sorted((run_dir / 'results' / 'bench').glob('*.json')):
-        for problem in json.loads(path.read_text())['problems']:
-            for step in problem['steps']:
-                verdicts.setdefault(step['step_id'], _verdict(step['status']))
-                seconds.setdefault(step['step_id'], step['duration_s'] or 0.0)
+        for step in load_results(path, texts=False).steps():
+            verdicts.setdefault(step.step_id, _verdict(step.status))
+            seconds.setdefault(step.step_id, step.duration_s or 0.0)
     times = list(seconds.values())
     return verdicts, max(max(times), sum(times) / workers)
 

@@ -11,7 +11,6 @@ models) and the time until the overview is on screen and until every step is ren
 it, with infer_cfg n=5 by default.
 """
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / 'benchmarks'))
 
+from opencompass_scicode.results.schema import load_results  # noqa: E402
 from opencompass_scicode.summarizers.report import build_report  # noqa: E402
 from scale import synthetic_run  # noqa: E402
 
@@ -49,14 +49,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix='scicode-report-scale-') as tmp:
         _, run_dir, cfg = synthetic_run(Path(tmp), args.models, args.samples, args.data)
-        collected = {(m['abbr'], d['abbr']): json.loads(
-            run_dir.results_path(m['abbr'], d['abbr']).read_text())
-            for m in cfg['models'] for d in cfg['datasets']}
+        collected = {(m['abbr'], d['abbr']): load_results(run_dir.results_path(m['abbr'], d['abbr']))
+                     for m in cfg['models'] for d in cfg['datasets']}
         start = time.monotonic()
         report = build_report(cfg, run_dir, collected, [])
         built = time.monotonic() - start
         size_mb = report.stat().st_size / 1e6
-        steps = sum(r['subproblem_total'] for r in collected.values())
+        steps = sum(r.subproblem_total for r in collected.values())
         print(f'{args.models} models x 2 settings x 338 steps x {args.samples} samples = {steps} step records')
         print(f'report: {size_mb:.1f} MB (target < 25 MB), built in {built:.1f} s')
         chromium = shutil.which('chromium') or shutil.which('chromium-browser')

@@ -19,7 +19,9 @@ infer_cfg n=SAMPLES, and measures what a user waits for:
   page every 20 ms), timed from the browser's start; beside it, a blank page the same way.
   (Not `--dump-dom`: serializing tens of MB of embedded data takes longer than the page
   takes to get ready, and would be timed instead of it.)
-- the size of the results files, and what a step record is made of.
+- the size of the results files with their texts files (target: under 150 MB), and what a
+  step record is made of;
+- the summary with the report: target under 10 s.
 
 The step records are shaped by the pipeline's own code: prompts built by the official
 template from the real problem text and each sample's own earlier code
@@ -57,11 +59,13 @@ from opencompass_scicode.inference.extract import extract_code  # noqa: E402
 from opencompass_scicode.predictions import record_key  # noqa: E402
 from opencompass_scicode.prompts.builder import build_prompt  # noqa: E402
 from opencompass_scicode.results import StepRecord  # noqa: E402
+from opencompass_scicode.results.schema import ResultsFile, write_results  # noqa: E402
+from opencompass_scicode.results.texts import PACK_SUFFIX  # noqa: E402
 from opencompass_scicode.tasks.evaluate import with_answers  # noqa: E402
 from opencompass_scicode.utils.workdir import RunDir, write_json_atomic  # noqa: E402
 
 TIMESTAMP = '20260101_000000'
-TARGETS = {'summary_s': 10.0, 'summary_mb': 1024.0, 'report_mb': 50.0, 'usable_s': 3.0}
+TARGETS = {'summary_s': 10.0, 'summary_mb': 1024.0, 'report_mb': 50.0, 'usable_s': 3.0, 'results_mb': 150.0}
 # (weight, category): roughly what models score on SciCode's steps
 OUTCOMES = [(30, 'pass'), (28, 'wrong_value'), (12, 'exception'), (8, 'name_error'), (4, 'syntax_error'),
             (3, 'import_error'), (5, 'no_code'), (5, 'timeout'), (3, 'truncated'), (2, 'resource_limit')]
@@ -190,21 +194,21 @@ def synthetic_run(work_dir, n_models, samples, data, sample_ids=None):
                         response = _response(problem, code, rng, words, category)
                         codes[step.step_id] = extract_code(response)
                         predictions[record_key(step.step_id, sample)] = {
-                            'prompt': prompt, 'response': response, 'code': codes[step.step_id],
+                            'step_id': step.step_id, 'sample': sample, 'prompt': prompt, 'response': response, 'code': codes[step.step_id],
                             'finish_reason': 'length' if category == 'truncated' else 'stop',
                             'usage': {'prompt_tokens': len(prompt) // 4, 'completion_tokens': len(response) // 4}}
                         records[step.step_id, sample] = _record(step, category, sample if samples > 1 else None,
                                                                 rng)
             scores = score(dataset.problems, records, n=samples)
-            results = {'model': model['abbr'], 'dataset': ds_cfg['abbr'], 'split': 'all',
-                       'with_bg': ds_cfg['with_bg'], 'targets': 'official',
-                       **{k: v for k, v in scores.items() if k != 'problems'},
-                       'targets_file': str(Path(data) / 'test_data.h5'), 'evaluator': settings,
-                       'protections': {'own_process': True, 'network': 'isolated'},
-                       'predictions_digest': f'{rng.getrandbits(64):016x}', 'duration_s': 600.0,
-                       'created_at': '2026-01-01T00:00:00+00:00',
-                       'problems': with_answers(scores['problems'], dataset, predictions)}
-            write_json_atomic(run_dir.results_path(model['abbr'], ds_cfg['abbr']), results)
+            results = ResultsFile.model_validate({
+                'model': model['abbr'], 'dataset': ds_cfg['abbr'], 'split': 'all', 'with_bg': ds_cfg['with_bg'],
+                'targets': 'official', **{k: v for k, v in scores.items() if k != 'problems'},
+                'targets_file': str(Path(data) / 'test_data.h5'), 'evaluator': settings,
+                'protections': {'own_process': True, 'network': 'isolated'},
+                'predictions_digest': f'{rng.getrandbits(64):016x}', 'duration_s': 600.0,
+                'created_at': '2026-01-01T00:00:00+00:00',
+                'problems': with_answers(scores['problems'], dataset, predictions)})
+            write_results(run_dir.results_path(model['abbr'], ds_cfg['abbr']), results)
             usage_path = run_dir.usage_path(model['abbr'])
             usage = json.loads(usage_path.read_text()) if usage_path.is_file() else {}
             usage[ds_cfg['abbr']] = {
@@ -363,7 +367,8 @@ def blank_page(chromium, work):
 
 
 def record_parts(path):
-    """{part of a step record: bytes} over one results file (as JSON text, without indentation)."""
+    """{part of a step record: bytes} over one results file as written (JSON text, without
+    indentation; the texts it names by hash are in its texts file)."""
     parts = {}
     results = json.loads(Path(path).read_text())
     for problem in results['problems']:
@@ -399,15 +404,20 @@ def main(argv=None):
         else:
             config, run_dir, _ = synthetic_run(work, args.models, args.samples, args.data)
         files = sorted((run_dir.root / 'results').glob('*/*.json'))
-        total = sum(f.stat().st_size for f in files)
+        packs = sorted((run_dir.root / 'results').glob(f'*/*{PACK_SUFFIX}'))
+        in_files = sum(f.stat().st_size for f in files)
+        in_packs = sum(f.stat().st_size for f in packs)
+        total = in_files + in_packs
         first = json.loads(files[0].read_text())
         steps, samples = first['subproblem_total'] * len(files), first.get('samples', 1)
         del first
         models = len({f.parent.name for f in files})
         print(f'{models} models x 2 settings x {samples} samples: {steps} scored step records '
               f'(written in {time.monotonic() - start:.0f} s under {run_dir.root})')
-        print(f'results files: {len(files)}, {total / 1e6:.0f} MB in all, {total / len(files) / 1e6:.1f} MB each, '
-              f'{total / steps / 1e3:.1f} kB per step record')
+        print(f'results files: {len(files)} and {len(packs)} texts files, '
+              f'{_verdict(total / 1e6, TARGETS["results_mb"], "MB")} in all ({in_files / 1e6:.0f} MB results '
+              f'files, {in_packs / 1e6:.0f} MB texts files), {total / len(files) / 1e6:.1f} MB per model and '
+              f'dataset, {total / steps / 1e3:.1f} kB per step record')
         parts = record_parts(files[0])
         whole = sum(parts.values())
         print('  a step record is: ' + ', '.join(f'{k} {100 * v / whole:.0f}%' for k, v in
@@ -427,8 +437,8 @@ def main(argv=None):
         assert rc == 0, out[-3000:]
         report = next((run_dir.root / 'summary').glob('report_*.html'))
         size = report.stat().st_size / 1e6
-        print(f'summary with the report (run.py -m viz): {seconds:.2f} s wall, {cpu:.2f} s CPU; '
-              f'peak memory {peak:.0f} MB')
+        print(f'summary with the report (run.py -m viz): {_verdict(seconds, TARGETS["summary_s"], "s")} wall, '
+              f'{cpu:.2f} s CPU; peak memory {peak:.0f} MB')
         print(f'report: {_verdict(size, TARGETS["report_mb"], "MB")}')
         chromium = shutil.which('chromium') or shutil.which('chromium-browser')
         if args.no_browser or chromium is None:

@@ -63,6 +63,7 @@ sys.path.insert(0, str(ROOT / 'tests'))
 
 from openai_server import FakeOpenAI, all_steps  # noqa: E402
 from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
+from opencompass_scicode.results.schema import load_results  # noqa: E402
 
 KEY = 'sweep-bench-key'
 SLURM_LOGS = {'ctld': Path('/var/log/slurm/slurmctld.log'), 'slurmd': Path('/var/log/slurm/slurmd.log')}
@@ -329,7 +330,7 @@ def check_results(work, paths):
     """Every model x dataset result at 100% (the gold answers), as a check of the whole run."""
     (run_dir,) = [p for p in work.iterdir() if p.is_dir()]
     files = list((run_dir / 'results').glob('*/*.json'))
-    full = sum(json.loads(f.read_text())['main_problem_resolve_rate'] == 100 for f in files)
+    full = sum(load_results(f, texts=False).main_problem_resolve_rate == 100 for f in files)
     if len(files) != 2 * len(paths) or full != len(files):
         raise SystemExit(f'results: {full} of {len(files)} files at 100% (expected {2 * len(paths)})')
     # One verdict per distinct program of the run, each with the time its step took.

@@ -5,10 +5,9 @@ below every layer: tasks build the objects their task file declares, and run.py
 builds them to check a config before any work starts.
 """
 import importlib
-import inspect
-import typing
 
-from .errors import ConfigError, did_you_mean
+from .errors import ConfigError
+from .utils.options import check_options
 
 # Short names usable as `type='ReferenceModel'` in configs.
 REGISTRY = {
@@ -102,67 +101,6 @@ def warm_imports(spec):
     return list(WARM_IMPORTS.get(registered_name(spec), ()))
 
 
-def _accepts(annotation, value):
-    """Does `value` fit a parameter annotated `annotation`? Unknown annotations accept anything."""
-    if annotation is inspect.Parameter.empty or annotation is typing.Any:
-        return True
-    if annotation is None or annotation is type(None):
-        return value is None
-    if typing.get_origin(annotation) is typing.Union:
-        return any(_accepts(arg, value) for arg in typing.get_args(annotation))
-    origin = typing.get_origin(annotation) or annotation
-    if not isinstance(origin, type):
-        return True
-    if isinstance(value, bool) and origin is not bool:
-        return False                  # True is an int to Python, not to a config reader
-    if origin is float:
-        return isinstance(value, (int, float))
-    return isinstance(value, origin)
-
-
-def _type_text(annotation):
-    if typing.get_origin(annotation) is typing.Union:
-        return ' or '.join(_type_text(a) for a in typing.get_args(annotation))
-    if annotation in (None, type(None)):
-        return 'None'
-    if annotation is float:
-        return 'number'
-    return getattr(typing.get_origin(annotation) or annotation, '__name__', str(annotation))
-
-
-def check_kwargs(cls, kwargs, key):
-    """Unknown keyword -> ConfigError listing what the class accepts; a value of another type
-    than the parameter's annotation -> ConfigError naming both; a missing required one too."""
-    try:
-        params = inspect.signature(cls).parameters
-    except (TypeError, ValueError):
-        return
-    try:
-        hints = typing.get_type_hints(cls.__init__ if isinstance(cls, type) else cls)
-    except Exception:
-        hints = {}
-    open_ended = any(p.kind is p.VAR_KEYWORD for p in params.values())
-    accepted = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    for name, value in kwargs.items():
-        if name not in accepted:
-            if open_ended:
-                continue
-            hint = did_you_mean(name, accepted)
-            raise ConfigError(f'{cls.__name__} has no option {name!r}', key=f'{key}.{name}',
-                              fix=f'{hint}accepted options: {", ".join(accepted)}')
-        annotation = hints.get(name, inspect.Parameter.empty)
-        if not _accepts(annotation, value):
-            wanted = _type_text(annotation)
-            raise ConfigError(f'must be {wanted}, got {type(value).__name__} {value!r}',
-                              key=f'{key}.{name}', fix=f'give {name} a value of type {wanted}')
-    missing = [n for n, p in params.items()
-               if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-               and n not in kwargs]
-    if missing:
-        raise ConfigError(f'{cls.__name__} needs {", ".join(map(repr, missing))}',
-                          key=f'{key}.{missing[0]}', fix=f'add {missing[0]}=... to this entry')
-
-
 def to_plain(obj):
     """Config values as plain data: classes become import paths, so they can be dumped."""
     if isinstance(obj, dict):
@@ -181,7 +119,7 @@ def build(cfg, key='', drop=(), **extra):
     kwargs = {k: v for k, v in cfg.items() if k != 'type' and k not in drop}
     kwargs.update(extra)
     cls = resolve_type(cfg['type'], key=f'{key}.type' if key else 'type')
-    check_kwargs(cls, kwargs, key or cls.__name__)
+    check_options(cls, kwargs, key or cls.__name__)
     try:
         return cls(**kwargs)
     except ConfigError as exc:

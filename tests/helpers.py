@@ -246,8 +246,10 @@ def only_run(work):
 
 
 def results(run_dir, model, dataset):
-    """The results file of `model` on `dataset` in `run_dir`, loaded."""
-    return json.loads((Path(run_dir) / 'results' / model / f'{dataset}.json').read_text())
+    """The results file of `model` on `dataset` in `run_dir`, read through its typed loader (texts in
+    place), as plain JSON data."""
+    from opencompass_scicode.results.schema import load_results
+    return load_results(Path(run_dir) / 'results' / model / f'{dataset}.json').to_json()
 
 
 def statuses(res):

@@ -1,28 +1,25 @@
 """Checks a loaded config before any work starts.
 
 Every error names the config file, the key (as a path such as
-`datasets[1].infer_cfg.mode`) and what to do. What an entry accepts is read
-from the class it names (its constructor's parameters and their annotations),
-and the cheap objects are built here so that their own checks run too.
+`datasets[1].infer_cfg.mode`) and what to do. What an entry accepts is its
+typed record: the options record of the class it names (utils/options.py:
+its constructor's parameters, annotations and defaults) and the records of
+the sections between (records.py); the cheap objects are built here so that
+their own checks run too.
 A key still accepted in its old place gives a note (returned, for the
 command line to print).
 """
 
-from ..errors import ConfigError, close_matches, did_you_mean
+from ..errors import ConfigError, close_matches
 from ..partitioners.limits import asks_endpoint, check_endpoints, endpoint_sharing
-from ..registry import build, build_dataset, check_kwargs, evaluator_cfg, resolve_type
+from ..registry import build, build_dataset, evaluator_cfg, resolve_type
+from ..utils.options import check_options
 from .naming import dataset_abbr, model_abbr
+from .records import ConfigFile, EvalCfg, RunCfg, StageSection
 
 DATASET_SECTIONS = ('reader_cfg', 'infer_cfg', 'eval_cfg')
 MOVED_PREFILLED_MODE = ('eval_cfg.evaluator.prefilled_mode: now a dataset key (prefilled_mode=...), read by '
                         'prompts and scoring alike; still taken from the evaluator')
-STAGE_KEYS = ('partitioner', 'runner')      # of the `infer` and `eval` sections
-
-
-def _unknown(name, known, key, what):
-    hint = did_you_mean(name, known)
-    raise ConfigError(f'{name!r} is not a {what} option', key=f'{key}.{name}',
-                      fix=f'{hint}valid options: {", ".join(known)}')
 
 
 def _section(cfg, name, key=None):
@@ -48,31 +45,18 @@ def validate_dataset(cfg, key):
         raise ConfigError(f'must be a dict, got {type(cfg).__name__}', key=key)
     cls = resolve_type(cfg.get('type', 'SciCodeDataset'), key=f'{key}.type')
     options = {k: v for k, v in cfg.items() if k != 'type' and k not in DATASET_SECTIONS}
-    check_kwargs(cls, options, key)
+    check_options(cls, options, key)
     reader = _section(cfg, 'reader_cfg', key)
-    check_kwargs(cls, reader, f'{key}.reader_cfg')
+    check_options(cls, reader, f'{key}.reader_cfg')
     moved = _old_prefilled_mode(cfg, key)
     build_dataset(cfg, key=key)                 # lazy: reads no file yet; refuses two prefilled_modes
     # Here, not at the top: partitioners load this package for its dumps, and must not load models.
     from ..inference.settings import InferConfig
-    infer = _section(cfg, 'infer_cfg', key)
-    check_kwargs(InferConfig, infer, f'{key}.infer_cfg')
-    try:
-        InferConfig.of(infer)
-    except ConfigError as exc:
-        raise exc.within(key=f'{key}.infer_cfg') from None
-    eval_cfg = _section(cfg, 'eval_cfg', key)
-    for name in eval_cfg:
-        if name not in ('evaluator', 'pass_at_k'):
-            _unknown(name, ['evaluator', 'pass_at_k'], f'{key}.eval_cfg', 'eval_cfg')
-    ks = eval_cfg.get('pass_at_k', [])
-    if not isinstance(ks, (list, tuple)) or not all(isinstance(k, int) and not isinstance(k, bool) and k > 0
-                                                    for k in ks):
-        raise ConfigError(f'must be a list of positive whole numbers, got {ks!r}', key=f'{key}.eval_cfg.pass_at_k',
-                          fix='e.g. pass_at_k=[1, 5, 10] (k above infer_cfg n is left out)')
-    evaluator = eval_cfg.get('evaluator')
-    if evaluator is not None and 'type' not in evaluator:
-        raise ConfigError('needs a `type` (e.g. SciCodeEvaluator)', key=f'{key}.eval_cfg.evaluator')
+    check_options(InferConfig, _section(cfg, 'infer_cfg', key), f'{key}.infer_cfg')
+    eval_cfg = dict(_section(cfg, 'eval_cfg', key))
+    if isinstance(eval_cfg.get('pass_at_k'), tuple):
+        eval_cfg['pass_at_k'] = list(eval_cfg['pass_at_k'])
+    check_options(EvalCfg, eval_cfg, f'{key}.eval_cfg')
     build(evaluator_cfg(cfg), key=f'{key}.eval_cfg.evaluator')
     return moved
 
@@ -99,16 +83,13 @@ def _unique(abbrs, name):
         seen.add(abbr)
 
 
-RUN_CFG_KEYS = ('num_gpus', 'num_procs')
-
-
 def _typed_entry(value, key, planning=()):
     """A `dict(type=..., ...)` entry whose options the named class accepts (`planning`: keys that
     are for the plan, not the class)."""
     if not isinstance(value, dict) or 'type' not in value:
         raise ConfigError('must be a dict with a `type`', key=key)
     cls = resolve_type(value['type'], key=f'{key}.type')
-    check_kwargs(cls, {k: v for k, v in value.items() if k != 'type' and k not in planning}, key)
+    check_options(cls, {k: v for k, v in value.items() if k != 'type' and k not in planning}, key)
 
 
 def _run_cfg(model, key):
@@ -118,11 +99,7 @@ def _run_cfg(model, key):
         return
     if not isinstance(run_cfg, dict):
         raise ConfigError('must be a dict, e.g. dict(num_gpus=1, num_procs=1)', key=f'{key}.run_cfg')
-    for name, value in run_cfg.items():
-        if name not in RUN_CFG_KEYS:
-            _unknown(name, RUN_CFG_KEYS, f'{key}.run_cfg', '`run_cfg`')
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ConfigError(f'must be a whole number >= 0, got {value!r}', key=f'{key}.run_cfg.{name}')
+    check_options(RunCfg, run_cfg, f'{key}.run_cfg')
 
 
 def validate_config(cfg, file=None):
@@ -144,17 +121,14 @@ def validate_config(cfg, file=None):
         if cfg.get('summarizer') is not None:
             build(dict(cfg['summarizer']), key='summarizer')    # its own checks (layout=...), before any work
         for stage in ('infer', 'eval'):
-            for name, value in _section(cfg, stage).items():
-                if name not in STAGE_KEYS:
-                    _unknown(name, STAGE_KEYS, stage, f'`{stage}` section')
+            section = _section(cfg, stage)
+            check_options(StageSection, section, stage)
+            for name, value in section.items():
                 if value is not None:
                     _typed_entry(value, f'{stage}.{name}')
         unused = _endpoints(cfg, models)
-        if not isinstance(cfg.get('agentcompass_outputs', False), bool):
-            raise ConfigError('must be True or False (True: AgentCompass\'s files too, beside ours)',
-                              key='agentcompass_outputs')
-        if 'work_dir' in cfg and not isinstance(cfg['work_dir'], str):
-            raise ConfigError('must be a string path', key='work_dir')
+        # the file's own keys as a whole (what no entry's check above covers: work_dir, agentcompass_outputs)
+        check_options(ConfigFile, {name: cfg[name] for name in ConfigFile.model_fields if name in cfg}, None)
     except ConfigError as exc:
         raise exc.within(file=file) from None
     notes = [f'endpoints: no API model with a base_url of {url} in `models`; its limits apply to nothing'

@@ -14,8 +14,10 @@ Later steps that need the whole class then fail unless the model redefines it.
 """
 import ast
 import re
+from typing import Literal
 
 PREFILLED_MODES = ('official', 'full')
+PrefilledMode = Literal[PREFILLED_MODES]      # the annotation: a config check refuses others
 
 _IMPORT_LINE = re.compile(r'^\s*(import .*|from .*\s+import\s+.*)', re.MULTILINE)
 

@@ -3,13 +3,14 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Optional, Union
+from typing import Literal, Optional, Union
 
 from ..errors import ConfigError, DataError
 from ..protocols import DEFAULT as DEFAULT_PROTOCOL
+from ..protocols import PROTOCOLS
 from ..protocols import check_name as check_protocol
 from . import verified
-from .chain import PREFILLED_MODES
+from .chain import PREFILLED_MODES, PrefilledMode
 from .files import DEFAULT_DATA_DIR, prepare_data, sha256_of
 
 SPLITS = {
@@ -18,6 +19,7 @@ SPLITS = {
     # Same order as the official harness when it adds the dev problems.
     'all': ('problems_all.jsonl', 'problems_dev.jsonl'),
 }
+Split = Literal[tuple(SPLITS)]
 # Steps whose code is given by the benchmark: never generated, never scored,
 # but part of the code that later steps build on.
 PREFILLED_STEPS = frozenset({'13.6', '62.1', '76.3'})
@@ -29,6 +31,7 @@ ALL_CATEGORIES = 'all'
 # order of targets/locate.py finds), or 'verified' (SciCode-Verified's corrected test_data_cleaned.h5,
 # with its corrected test problems, verified.py, in place of the official ones).
 TARGETS_MODES = ('official', 'verified')
+TargetsMode = Literal[TARGETS_MODES]
 URL_SCHEMES = ('http://', 'https://', 'file://')
 
 TEMPLATE_WITH_BACKGROUND = 'multistep_template.txt'
@@ -106,21 +109,21 @@ class SciCodeDataset:
     programs both read it from here, so they cannot disagree.
     """
     path: str = DEFAULT_DATA_DIR
-    split: str = 'validation'
+    split: Split = 'validation'
     with_bg: bool = False
     sample_ids: Optional[Union[list, tuple]] = None
     h5py_file: Optional[str] = None
     verify_sha256: bool = True
     prepare: bool = True
     abbr: Optional[str] = None
-    prefilled_mode: str = 'official'
+    prefilled_mode: PrefilledMode = 'official'
     category: Optional[Union[str, list, tuple]] = None
-    targets: str = 'official'
+    targets: TargetsMode = 'official'
     targets_url: Optional[Union[str, list, tuple]] = None    # where missing targets are fetched from, in order
     targets_sha256: Optional[str] = None                     # what they must hash to (default: the mode's file)
     problems_url: Optional[Union[str, list, tuple]] = None   # targets='verified': where corrected problems come from
     problems_sha256: Optional[str] = None                    # what they must hash to (default: the published file)
-    protocol: str = DEFAULT_PROTOCOL     # how its numbers are made (protocols/); its knobs are filled in by config/
+    protocol: Literal[tuple(PROTOCOLS)] = DEFAULT_PROTOCOL     # how its numbers are made (protocols/); its knobs are filled in by config/
     _problems: list = field(default=None, init=False, repr=False)
     _checked: bool = field(default=False, init=False, repr=False)
     _files_dir: Optional[Path] = field(default=None, init=False, repr=False)

@@ -10,7 +10,6 @@ makes them the step's verdict.
 Whatever the rule, the record keeps each environment's verdict (`environment_verdicts`), so a
 report can show the steps whose verdicts differ between environments.
 """
-import dataclasses
 
 from ..errors import ConfigError
 
@@ -20,7 +19,9 @@ RULES = ('any', 'all')
 def check_rule(rule, environments):
     if rule in RULES or rule in environments:
         return rule
-    raise ConfigError(f'unknown environment_rule {rule!r}', key='environment_rule',
+    # not an "unknown" value: which names are allowed depends on `environments`
+    raise ConfigError(f'environment_rule {rule!r} is neither any, all nor an environment scored in',
+                      key='environment_rule',
                       fix=f"use 'any' (pass in one environment suffices), 'all', or one of the environments "
                           f"scored in: {', '.join(environments)}")
 
@@ -43,5 +44,5 @@ def combine(by_environment, rule):
     else:
         chosen = rule
     verdicts = {name: verdict_of(record) for name, record in by_environment.items()}
-    return dataclasses.replace(by_environment[chosen], environment_verdicts=verdicts)
+    return by_environment[chosen].replace(environment_verdicts=verdicts)
 

@@ -4,20 +4,20 @@ The evaluator says what each step's job is (jobs), hands the jobs to a step
 pool (pool/) that runs them, turns each run into a record (verdict.py) and the
 records into metrics (metrics.py).
 """
-import dataclasses
 import os
 import threading
-from typing import Optional, Union
+from typing import Literal, Optional, Union
 
-from ..datasets.chain import PREFILLED_MODES, code_chain, prefilled_code
+from ..datasets.chain import PREFILLED_MODES, PrefilledMode, code_chain, prefilled_code
 from ..environments import CURRENT, check_names, ensure
 from ..errors import ConfigError
 from ..pool import StepPool, Submission
 from ..pool.machine import MachinePool
 from ..pool.timings import StepDurations, durations_path
-from ..predictions import record_key
+from ..predictions import as_prediction, record_key
 from ..results import StepRecord
-from ..sandbox.executor import EXECUTORS, Limits, StepJob
+from ..sandbox.executor import EXECUTORS
+from ..sandbox.job import Limits, StepJob, default_limit
 from ..targets.reader import StepTargets
 from ..utils.checks import check_number
 from ..utils.parallel import PARALLEL_ENV
@@ -28,7 +28,8 @@ from .sharing import LocalVerdicts, SharedVerdicts, program_key, targets_identit
 from .verdict import record_for
 
 
-# The official harness gives each step program 1800 s.
+# The official harness gives each step program 1800 s. The one default of the step timeout: it
+# goes from here (the evaluator's `timeout`) into every step job's Limits, and so to the kill.
 STEP_TIMEOUT_S = 1800
 PREFILLED_STEPS = ('skipped', 'failed', 'scored')
 
@@ -72,13 +73,19 @@ class SciCodeEvaluator:
     """
 
     def __init__(self, timeout: float = STEP_TIMEOUT_S, max_workers: Optional[int] = None,
-                 prefilled_mode: Optional[str] = None, simps_shim: bool = True,
-                 max_output_bytes: int = 64 * 1024, executor: str = 'forkserver',
-                 memory_limit_mb: Optional[int] = 8192, max_processes: Optional[int] = 64,
-                 max_file_mb: Optional[int] = 1024, isolate_network: bool = True,
-                 restrict_files: bool = True, drop_privileges: bool = True, forensics: bool = True,
-                 later_tests_s: float = 10.0, prefilled_steps: str = 'skipped',
-                 environments: Union[list, tuple] = (CURRENT,), environment_rule: str = 'any'):
+                 prefilled_mode: Optional[PrefilledMode] = None, simps_shim: bool = True,
+                 max_output_bytes: int = default_limit('max_output_bytes'),
+                 executor: Literal[tuple(EXECUTORS)] = 'forkserver',
+                 memory_limit_mb: Optional[int] = default_limit('memory_mb'),
+                 max_processes: Optional[int] = default_limit('max_processes'),
+                 max_file_mb: Optional[int] = default_limit('max_file_mb'),
+                 isolate_network: bool = default_limit('isolate_network'),
+                 restrict_files: bool = default_limit('landlock'),
+                 drop_privileges: bool = default_limit('drop_privileges'),
+                 forensics: bool = StepJob.model_fields['forensics'].default,
+                 later_tests_s: float = StepJob.model_fields['later_tests_s'].default,
+                 prefilled_steps: Literal[PREFILLED_STEPS] = 'skipped',
+                 environments: Union[list, tuple] = (CURRENT,), environment_rule: str = 'any') -> None:
         check_number('timeout', timeout, above=0, example=STEP_TIMEOUT_S)
         for name, value, example in (('max_workers', max_workers, 2), ('max_output_bytes', max_output_bytes, 65536),
                                      ('memory_limit_mb', memory_limit_mb, 8192), ('max_processes', max_processes, 64),
@@ -175,34 +182,34 @@ class SciCodeEvaluator:
                 records[step.step_id, sample] = StepRecord(step.step_id, status, message=message,
                                                            category=category, sample=mark)
 
-            codes = {sid: (predictions.get(record_key(sid, sample)) or {}).get('code')
-                     for sid in (s.step_id for p in dataset.problems for s in p.steps)}
+            preds = {s.step_id: as_prediction(predictions.get(record_key(s.step_id, sample)))
+                     for p in dataset.problems for s in p.steps}
+            codes = {sid: pred.code if pred is not None else None for sid, pred in preds.items()}
             for problem in dataset.problems:
                 for step in problem.steps:
                     if step.prefilled:
                         if self.prefilled_steps == 'scored':
                             jobs[step.step_id, sample] = self._given_job(problem, step, codes, dataset, targets)
                         continue
-                    pred = predictions.get(record_key(step.step_id, sample))
+                    pred = preds[step.step_id]
                     if pred is None:
                         cannot_run(step, 'parse_error', 'no prediction for this step', 'no_code')
-                    elif pred.get('error'):     # no answer: refused by the API, or not asked
-                        cannot_run(step, 'parse_error', pred['error'],
-                                   'refused' if pred.get('refused') else 'no_code')
-                    elif pred.get('truncated'):
+                    elif pred.error:     # no answer: refused by the API, or not asked
+                        cannot_run(step, 'parse_error', pred.error, 'refused' if pred.refused else 'no_code')
+                    elif pred.truncated:
                         cannot_run(step, 'fail', 'the response was cut off by the token limit '
                                                  '(finish_reason=length)', 'truncated')
                     elif step.test_cases and step.step_id not in targets.step_ids:    # no tests: no entry needed
                         cannot_run(step, 'eval_error', 'the targets file has no entry for this step',
                                    'eval_error')
-                    elif pred.get('program') is not None:
-                        jobs[step.step_id, sample] = self._job(problem, step, pred['program'], targets)
-                    elif not (pred.get('code') or '').strip():
+                    elif pred.program is not None:
+                        jobs[step.step_id, sample] = self._job(problem, step, pred.program, targets)
+                    elif not (pred.code or '').strip():
                         cannot_run(step, 'parse_error', 'no code could be extracted from the response',
                                    'no_code')
                     else:
                         prior = code_chain(problem, step.index, codes, dataset.prefilled_file, mode)
-                        program = code_prefix(problem.dependencies, [c or '' for c in prior], pred['code'])
+                        program = code_prefix(problem.dependencies, [c or '' for c in prior], pred.code)
                         jobs[step.step_id, sample] = self._job(problem, step, program, targets)
         return jobs, records
 
@@ -231,7 +238,7 @@ class SciCodeEvaluator:
 
     def make_executor(self, python=None):
         """Workers of this evaluator's settings (`python`: the interpreter of a scoring environment)."""
-        return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers, python=python)
+        return EXECUTORS[self.executor_name](workers=self.max_workers, python=python)
 
     # ------------------------------------------------------------ running
     def submissions(self, jobs, targets_path, durations, done, n=1, verdicts=None, environment=CURRENT,
@@ -393,7 +400,7 @@ def _judge(job, key, verdicts, done, sample):
                 verdicts.release(key)       # do not share a harness failure
             else:
                 verdicts.put(key, record.to_dict())
-        done(dataclasses.replace(record, sample=sample, shared=copy))
+        done(record.replace(sample=sample, shared=copy))
         return record.status != 'eval_error'
     return judge
 

@@ -4,7 +4,6 @@ Denominators are the whole dataset (split and sample_ids): a step with no
 record counts as failed. Prefilled steps are left out of both sides. Each
 rate comes with its 95% interval, clustered by problem.
 """
-from dataclasses import replace
 from math import comb
 
 from ..results import StepRecord
@@ -61,7 +60,7 @@ def score(problems, records, n=1, ks=(), prefilled_steps='skipped'):
                 else:
                     record = records.get((step.step_id, sample)) or StepRecord.missing(step.step_id, mark)
                 if record.sample != mark:
-                    record = replace(record, sample=mark)
+                    record = record.replace(sample=mark)
                 steps.append(record.to_dict())
                 category = record.category or record.status
                 categories[category] = categories.get(category, 0) + 1

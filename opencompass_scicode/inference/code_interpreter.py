@@ -23,7 +23,7 @@ class CodeInterpreter:
         # starts the workers, the others wait for it (and never see a half-made interpreter).
         with self._starting:
             if self._executor is None:
-                executor = EXECUTORS[self.executor_name](self.limits, workers=self.workers)
+                executor = EXECUTORS[self.executor_name](workers=self.workers)
                 executor.start()
                 self._slots = queue.Queue()
                 for slot in range(self.workers):
@@ -34,9 +34,10 @@ class CodeInterpreter:
         """timeout: seconds for this snippet (each dataset has its own); None: the interpreter's."""
         self._start()
         slot = self._slots.get()
+        limits = self.limits if timeout is None else self.limits.model_copy(update={'timeout': timeout})
         try:
             run = self._executor.run(StepJob(step_id='tool', program=code, tests=[], dependencies='',
-                                             timeout=timeout), slot)
+                                             limits=limits), slot)
         finally:
             self._slots.put(slot)
         events = {e.get('event') for e in run.events}

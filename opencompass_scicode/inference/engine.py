@@ -63,8 +63,8 @@ def stale_records(existing, settings):
     """The names of the settings that differ, if any record was made with other settings."""
     current = fingerprint(settings)
     for record in existing.values():
-        if record.get('settings_fp') != current:
-            old = record.get('settings', {})
+        if record.settings_fp != current:
+            old = record.settings
             return sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k)) or ['unknown']
     return []
 
@@ -146,12 +146,12 @@ class Inferencer:
             if step.prefilled:
                 continue
             old = existing.get(record_key(step.step_id, sample))
-            if old is not None and not old.get('error') and not _filled_since(old, codes):
-                codes[step.step_id] = old.get('code')
-                if old.get('code') is None:
+            if old is not None and not old.error and not _filled_since(old, codes):
+                codes[step.step_id] = old.code
+                if old.code is None:
                     state['gaps'].add(step.step_id)
-                if old.get('transcript'):
-                    state['messages'] = old['transcript']
+                if old.transcript:
+                    state['messages'] = old.transcript
                 part.stats.done += 1
                 part.stats.reused += 1
                 self.on_progress(part)
@@ -228,7 +228,7 @@ class Inferencer:
 def _filled_since(record, codes):
     """Whether a step answered with gaps in its chain (earlier steps without code) now has code
     for one of them: its answer was built without that code, and is asked again."""
-    return any(codes.get(step_id) is not None for step_id in record.get('gaps') or ())
+    return any(codes.get(step_id) is not None for step_id in record.gaps or ())
 
 
 def _given_before(problem, step, prior):

@@ -145,7 +145,7 @@ def torn_records(run_dir, models, datasets):
                     continue
                 latest = store.load()
                 for number, key in torn:
-                    if key is not None and key in latest and not latest[key].get('error'):
+                    if key is not None and key in latest and not latest[key].error:
                         continue            # answered again since
                     step = f'step {key}' if key else 'its step'
                     notes.append(f'{path}: line {number} was cut short (a crash while it was written); '

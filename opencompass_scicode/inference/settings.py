@@ -1,8 +1,8 @@
-"""A dataset's `infer_cfg`: how its steps are generated, with the defaults in one place."""
-from dataclasses import asdict, dataclass
-from typing import Optional
+"""A dataset's `infer_cfg`: how its steps are generated, as a typed record with the defaults in one place."""
+from typing import Any, Literal, Optional
 
-from ..errors import ConfigError
+from pydantic import BaseModel, ConfigDict
+
 from ..utils.checks import check_number
 from .extract import EXTRACTIONS
 
@@ -11,8 +11,7 @@ from .extract import EXTRACTIONS
 MODES = ('naive', 'chat', 'tool_use')
 
 
-@dataclass(frozen=True)
-class InferConfig:
+class InferConfig(BaseModel):
     """mode: 'naive' (official), 'chat' or 'tool_use' (inference/modes.py).
     max_out_len: the model's token limit per answer (None: the model's own).
     tool_use_max_loops, code_timeout_seconds: tool calls per step, and seconds per
@@ -23,32 +22,32 @@ class InferConfig:
     'fenced' (AgentCompass's: no fence or an empty block is a parse_error with no code),
     'opencompass', 'inspect_evals'.
     A dataset's protocol (protocols/) fills in those the entry leaves out."""
-    mode: str = 'naive'
+
+    model_config = ConfigDict(frozen=True, extra='forbid', strict=True)
+
+    mode: Literal[MODES] = 'naive'
     max_out_len: Optional[int] = None
     tool_use_max_loops: int = 15
     code_timeout_seconds: float = 180
     n: int = 1
     temperature: Optional[float] = 0.0
-    extraction: str = 'official'
+    extraction: Literal[tuple(EXTRACTIONS)] = 'official'
 
-    def __post_init__(self):
-        if self.mode not in MODES:
-            raise ConfigError(f'unknown generation mode {self.mode!r}', key='mode',
-                              fix=f'use one of {", ".join(map(repr, MODES))}')
+    def model_post_init(self, context: Any) -> None:
+        """The ranges, checked as the config's other numbers are (utils/checks.py); `mode`'s and
+        `extraction`'s values are their annotations'."""
         check_number('max_out_len', self.max_out_len, whole=True, at_least=1, optional=True, example=4096)
         check_number('tool_use_max_loops', self.tool_use_max_loops, whole=True, at_least=1, example=15)
         check_number('code_timeout_seconds', self.code_timeout_seconds, above=0, example=180)
         check_number('n', self.n, whole=True, at_least=1, example=1)
         check_number('temperature', self.temperature, at_least=0, optional=True, example=0.0)
-        if self.extraction not in EXTRACTIONS:
-            raise ConfigError(f'unknown extraction rule {self.extraction!r}', key='extraction',
-                              fix=f'use one of {", ".join(map(repr, EXTRACTIONS))}')
 
     @classmethod
-    def of(cls, infer_cfg):
+    def of(cls, infer_cfg: Any) -> 'InferConfig':
+        """An `infer_cfg` entry (a dict, None or an InferConfig) as an InferConfig."""
         return infer_cfg if isinstance(infer_cfg, cls) else cls(**dict(infer_cfg or {}))
 
-    def settings(self):
+    def settings(self) -> dict:
         """What of it changes the answers (part of the predictions' settings fingerprint)."""
         out = {'mode': self.mode, 'max_out_len': self.max_out_len}
         if self.mode == 'tool_use':
@@ -60,5 +59,6 @@ class InferConfig:
             out['extraction'] = self.extraction
         return out
 
-    def to_dict(self):
-        return asdict(self)
+    def to_dict(self) -> dict:
+        """Every setting, defaults included."""
+        return self.model_dump()

@@ -12,12 +12,12 @@ from rich.markup import escape
 from tabulate import tabulate
 
 from ..config import dump_config
+from ..config.records import ConfigFile
 from ..errors import NoSpaceError
 from ..inference.preflight import check_stale_predictions
 from ..registry import build, build_dataset
 from ..results.agentcompass import write_agentcompass_files
 from ..runners.warm import shared_launchers
-from ..summarizers import SciCodeSummarizer
 from ..tasks.contract import EXIT_NO_SPACE, TaskStatus, failure_cause
 from ..utils.runlock import RunLock
 from ..utils.secrets import redact_config
@@ -42,7 +42,7 @@ def run_plan(plan, say=print):
     for _, runner in plan.stages.values():
         runner.check()          # e.g. Slurm's commands and partition: before any work is done
     cfg, run_dir = plan.cfg, plan.run_dir
-    summarizer = build(dict(cfg.get('summarizer') or {'type': SciCodeSummarizer}), key='summarizer')
+    summarizer = build(dict(cfg.get('summarizer') or ConfigFile.default('summarizer')), key='summarizer')
     lock = RunLock(run_dir.root).acquire()
     try:
         if plan.reuse and 'infer' in plan.stages and plan.discard_stale:

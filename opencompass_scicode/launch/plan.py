@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..config.records import ConfigFile
 from ..datasets.files import DEFAULT_DATA_DIR, prepare_data
 from ..errors import ConfigError
 from ..inference.preflight import (built_models, check_endpoints, check_stale_predictions, installed_launchers,
                                    ready_models, token_limits, torn_records)
-from ..partitioners import NaivePartitioner
 from ..registry import build, build_evaluator, resolve_type
-from ..runners import LocalRunner, SlurmRunner
+from ..runners import SlurmRunner
 from ..targets.fetch import Fetching
 from ..targets.preflight import ready_datasets, to_regenerate
 from ..utils.workdir import RunDir, latest_timestamp, new_timestamp
@@ -136,7 +136,7 @@ def prepare_environments(dataset_cfgs, datasets, options, say):
 
 def resolve_run_dir(cfg, options, warn):
     """(RunDir, whether it is an earlier run going on)."""
-    work_dir = options.work_dir or cfg.get('work_dir') or 'outputs/default'
+    work_dir = options.work_dir or cfg.get('work_dir') or ConfigFile.default('work_dir')
     if options.reuse:
         stamp = latest_timestamp(work_dir) if options.reuse == 'latest' else options.reuse
         if stamp is None:
@@ -169,9 +169,9 @@ def compared_runs(names, run_dir):
     return runs
 
 
-def section(cfg, name, key, default):
-    """`cfg[name][key]` (OpenCompass's infer=/eval= sections), else the top-level `key`."""
-    return (cfg.get(name) or {}).get(key) or cfg.get(key) or {'type': default}
+def section(cfg, name, key):
+    """`cfg[name][key]` (OpenCompass's infer=/eval= sections), else the top-level `key`, else its default."""
+    return (cfg.get(name) or {}).get(key) or cfg.get(key) or ConfigFile.default(key)
 
 
 def check_slurm_options(cfg, options):
@@ -181,7 +181,7 @@ def check_slurm_options(cfg, options):
     given = [flag for flag, value in (('-p/--partition', options.partition), ('--qos', options.qos),
                                       ('--retry', options.retry)) if value is not None]
     stages = {SECTION[stage] for stage in STAGES[options.run_mode]}
-    on_slurm = any(resolve_type(section(cfg, name, 'runner', LocalRunner)['type']) is SlurmRunner for name in stages)
+    on_slurm = any(resolve_type(section(cfg, name, 'runner')['type']) is SlurmRunner for name in stages)
     if given and not (options.slurm or on_slurm):
         raise ConfigError(f'{" and ".join(given)}: no Slurm runner in this run; add --slurm (or use a '
                           f'SlurmRunner in the config)')
@@ -190,8 +190,8 @@ def check_slurm_options(cfg, options):
 def build_stage(cfg, stage, options):
     """(partitioner, runner) for a stage, as the config and the command line (`options`) ask."""
     name = SECTION[stage]
-    partitioner = build(dict(section(cfg, name, 'partitioner', NaivePartitioner)), key=f'{name}.partitioner')
-    runner_cfg = dict(section(cfg, name, 'runner', LocalRunner))
+    partitioner = build(dict(section(cfg, name, 'partitioner')), key=f'{name}.partitioner')
+    runner_cfg = dict(section(cfg, name, 'runner'))
     on_slurm = resolve_type(runner_cfg['type']) is SlurmRunner
     if options.slurm or on_slurm:
         # Keep what the config says of Slurm (time, memory, ...); the command line wins, as -p, --qos

@@ -14,6 +14,7 @@ import asyncio
 import random
 import re
 import time
+from typing import Literal
 
 from ..errors import ConfigError
 from ..registry import REQUEST_LIMITS
@@ -26,6 +27,8 @@ from .server import check_server
 DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
 # In the registry's table: the planner shares them out among shards without importing this module.
 LIMITS = REQUEST_LIMITS['OpenAIChatModel']
+# How requests are sent: Chat Completions, or the Responses API.
+APIS = ('chat', 'responses')
 _THINK = re.compile(r'<think>(.*?)</think>', re.DOTALL)
 
 
@@ -82,7 +85,7 @@ class OpenAIChatModel(BaseModel):
     def __init__(self, path, abbr=None, base_url=None, key='ENV', temperature=None, max_out_len=None,
                  system_prompt=DEFAULT_SYSTEM_PROMPT, extra_body=None, timeout=600.0, retries=8,
                  max_retry_wait=600.0, max_concurrency=LIMITS['max_concurrency'],
-                 query_per_second=LIMITS['query_per_second'], api='chat',
+                 query_per_second=LIMITS['query_per_second'], api: Literal[APIS] = 'chat',
                  price=None, server=None):
         super().__init__(abbr or self.default_abbr(path=path))
         for name, value, rule in (('temperature', temperature, dict(at_least=0, optional=True, example=0.0)),
@@ -105,8 +108,8 @@ class OpenAIChatModel(BaseModel):
             raise ConfigError(f'price must be dict(input=..., output=...) in money per million tokens, '
                               f'got {price!r}', key='price')
         self.price = price
-        if api not in ('chat', 'responses'):
-            raise ConfigError(f'unknown api {api!r}', key='api', fix="use 'chat' or 'responses'")
+        if api not in APIS:
+            raise ConfigError(f'unknown api {api!r}', key='api', fix=f'use one of {", ".join(map(repr, APIS))}')
         self.path = path
         self.base_url = base_url
         self._key, self._key_source = resolve_key(key)

@@ -16,7 +16,7 @@ import os
 import sys
 
 from ..registry import build_dataset, is_api_model, to_plain, warm_imports
-from ..tasks.contract import TASK_PACKAGE, TaskSpec, task_code
+from ..tasks.contract import TASK_PACKAGE, TaskSpec, task_code, task_file
 from ..utils.pythonpath import with_package
 from ..utils.secrets import move_secrets_to_env
 from ..utils.workdir import write_json_atomic
@@ -171,8 +171,9 @@ class BasePartitioner:
             resources={k: v for k, v in (resources or {}).items() if v},
             preload=[f'{TASK_PACKAGE}.__main__', code, *preload])
         if not dry_run:
-            write_json_atomic(config_path, dict(task=spec.to_dict(), work_dir=str(run_dir.work_dir),
-                                                timestamp=run_dir.timestamp, **to_plain(work)))
+            record = task_file(dict(task=spec.to_dict(), work_dir=str(run_dir.work_dir),
+                                    timestamp=run_dir.timestamp, **to_plain(work)), config_path)
+            write_json_atomic(config_path, record.model_dump(mode='json'))
         return spec
 
 

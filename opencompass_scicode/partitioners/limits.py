@@ -13,9 +13,14 @@ The shares are even and fixed when the tasks are planned: tasks need no coordina
 they run as processes of one machine or as jobs on several. The cost: a task that ends early
 leaves its share unused.
 """
-from ..errors import ConfigError, did_you_mean
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import ConfigError
 from ..registry import is_api_model, request_limits
 from ..utils.checks import check_number
+from ..utils.options import check_options
 
 LIMITS = ('max_concurrency', 'query_per_second')
 EXAMPLE = "endpoints = [dict(base_url='http://gpu-node:8000/v1', max_concurrency=32)]"
@@ -24,6 +29,16 @@ EXAMPLE = "endpoints = [dict(base_url='http://gpu-node:8000/v1', max_concurrency
 def endpoint_url(url):
     """The key an endpoint is known by: its base_url without a trailing slash."""
     return str(url).rstrip('/')
+
+
+class Endpoint(BaseModel):
+    """One entry of the config's `endpoints`: the limits of the server at `base_url`, which every
+    model asking that base_url shares (at least one limit)."""
+    model_config = ConfigDict(extra='forbid', strict=True)
+
+    base_url: str = Field(description='the base_url the models give (a trailing slash does not matter)')
+    max_concurrency: Optional[int] = Field(None, description='requests in flight at once, over every task asking it')
+    query_per_second: Optional[float] = Field(None, description='request starts per second, over every task asking it')
 
 
 def check_endpoints(endpoints):
@@ -38,13 +53,9 @@ def check_endpoints(endpoints):
         key = f'endpoints[{i}]'
         if not isinstance(entry, dict):
             raise ConfigError(f'must be a dict, got {type(entry).__name__}', key=key, fix=f'e.g. {EXAMPLE}')
-        for name in entry:
-            if name not in ('base_url',) + LIMITS:
-                raise ConfigError(f'{name!r} is not an endpoint option', key=f'{key}.{name}',
-                                  fix=f'{did_you_mean(name, ("base_url",) + LIMITS)}valid options: base_url, '
-                                      f'{", ".join(LIMITS)}')
-        url = entry.get('base_url')
-        if not isinstance(url, str) or not url.strip('/'):
+        check_options(Endpoint, entry, key)
+        url = entry['base_url']
+        if not url.strip('/'):
             raise ConfigError(f'needs a base_url, the one its models give, got {url!r}', key=f'{key}.base_url',
                               fix=f'e.g. {EXAMPLE}')
         if endpoint_url(url) in limits:

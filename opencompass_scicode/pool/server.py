@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 
-from ..sandbox.executor import ForkServerExecutor, Limits
+from ..sandbox.executor import ForkServerExecutor
 from ..utils.procs import read_proc
 from ..utils.runlock import hold_for_task
 from . import wire
@@ -39,8 +39,6 @@ from .timings import StepDurations
 from .workers import StepPool, Submission
 
 IDLE_S = 5.0
-# Each job carries its task's limits; these apply to none (the executor needs some).
-_NO_LIMITS = Limits(timeout=1800)
 
 
 def _below(pid, ancestor):
@@ -91,7 +89,8 @@ class PoolServer:
         self.path = path
         self.key = key.encode()
         self.idle_s = idle_s
-        self.pool = StepPool(lambda: ForkServerExecutor(_NO_LIMITS, workers=workers),
+        # each job carries its task's limits (sandbox/job.py)
+        self.pool = StepPool(lambda: ForkServerExecutor(workers=workers),
                              durations=StepDurations(durations))
         self.clients = set()
         self.last_seen = time.monotonic()

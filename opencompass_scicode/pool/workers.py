@@ -14,7 +14,6 @@ waits may use their cores for its numerical libraries. A step runs while
 holding one of the machine's CPU slots (cpuslots.py), so that the pools of
 several tasks on one machine never run more steps at once than it has CPUs.
 """
-import dataclasses
 import threading
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -231,7 +230,7 @@ class StepPool:
                 if source is not None:
                     executor.copy_worker(source, slot)   # else: the worker imports them itself
                 if executor.workers > 1 and self._lone(slot, key):
-                    job = dataclasses.replace(job, threads=executor.threads * executor.workers)
+                    job = job.replace(threads=executor.threads * executor.workers)
                 with self._changed:
                     self._running[key] = (slot, job)
                     starting = [item.started for item in self._waiting.get(key, ()) if item.started]

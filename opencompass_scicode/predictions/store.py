@@ -2,7 +2,8 @@
 
 Appending and flushing each record means a crash loses at most the steps in
 flight. When a step appears more than once, the last record wins (a retried
-step is appended again).
+step is appended again). Each record is a Prediction (record.py), checked as
+it is appended and as it is read.
 """
 import hashlib
 import json
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from ..errors import NoSpaceError, out_of_space
 from ..utils.workdir import remove_parts, replace_whole
+from .record import Prediction, as_prediction
 
 
 _STEP_ID = re.compile(rb'"step_id":\s*"([^"\\]+)"')
@@ -40,7 +42,7 @@ class PredictionStore:
         return self.path.is_file() or bool(self.base and self.base.exists())
 
     def records(self):
-        """Every record in file order, superseded ones included. A torn last line
+        """Every record (a Prediction) in file order, superseded ones included. A torn last line
         (crash mid-write) is skipped."""
         if self.base:
             yield from self.base.records()
@@ -52,12 +54,12 @@ class PredictionStore:
                 if not line:
                     continue
                 try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
+                    yield Prediction.model_validate_json(line)
+                except ValueError:
                     continue
 
     def load(self):
-        """record_key(step_id, sample) -> latest record.
+        """record_key(step_id, sample) -> latest record (a Prediction).
 
         The file only grows (records are appended), so a store reads it once and then only what
         was appended since: early evaluation loads it each time a problem is answered."""
@@ -82,15 +84,16 @@ class PredictionStore:
         complete = data.rfind(b'\n') + 1           # a line still being written is read next time
         for line in data[:complete].splitlines():
             try:
-                record = json.loads(line)
+                record = Prediction.model_validate_json(line)
             except ValueError:                       # a torn line (crash mid-write), or blank
                 continue
-            latest[record_key(record['step_id'], record.get('sample', 0))] = record
+            latest[record_key(record.step_id, record.sample)] = record
         self._read[1] = offset + complete
         return dict(latest)
 
     def append(self, record):
-        line = json.dumps(record, ensure_ascii=False) + '\n'
+        """Append one record (a Prediction, or a dict checked as one) and sync it to disk."""
+        line = json.dumps(as_prediction(record).to_json(), ensure_ascii=False) + '\n'
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self._ends_torn():
@@ -146,14 +149,14 @@ class PredictionStore:
                   'errors': 0, 'model time (s)': 0.0}
         latest = {}
         for rec in self.records():
-            latest[rec['step_id']] = rec
-            usage = rec.get('usage') or {}
-            totals['requests'] += usage.get('requests', 1 if rec.get('response') is not None else 0)
+            latest[rec.step_id] = rec
+            usage = rec.usage
+            totals['requests'] += usage.get('requests', 1 if rec.response is not None else 0)
             totals['prompt tokens'] += usage.get('prompt_tokens', 0)
             totals['completion tokens'] += usage.get('completion_tokens', 0)
-            totals['model time (s)'] += usage.get('latency_s', rec.get('duration_s') or 0)
-        totals['steps answered'] = sum(1 for r in latest.values() if not r.get('error'))
-        totals['errors'] = sum(1 for r in latest.values() if r.get('error'))
+            totals['model time (s)'] += usage.get('latency_s', rec.duration_s or 0)
+        totals['steps answered'] = sum(1 for r in latest.values() if not r.error)
+        totals['errors'] = sum(1 for r in latest.values() if r.error)
         totals['model time (s)'] = round(totals['model time (s)'], 3)
         return totals
 

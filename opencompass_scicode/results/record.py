@@ -7,91 +7,129 @@ failed in a test also says which (`failed_test` of `tests_total`), on which line
 (`assertion`, and `raised_at`: the model's own line for an exception), what the
 failing assert compared (`comparison`) and how many of its tests pass
 (`tests_passed`; `tests_not_run` were not reached, `tests_note` says why).
+
+It is a typed record (pydantic): a results file's steps are validated against
+it when read (results/schema.py). Fields it does not name are kept as they
+are (`extra='allow'`), so that a record written by a newer version, or one
+with facts another part of the pipeline adds, passes through whole.
 """
-from dataclasses import dataclass, fields
-from typing import Optional
+from typing import Any, ClassVar, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 STATUSES = ('pass', 'fail', 'timeout', 'parse_error', 'eval_error', 'skipped')
 # Why a step failed, in a word (decided in evaluation/verdict.py), in the order tables show them.
 CATEGORIES = ('pass', 'no_code', 'refused', 'truncated', 'syntax_error', 'name_error', 'import_error',
               'wrong_value', 'exception', 'timeout', 'resource_limit', 'tamper', 'eval_error',
               'skipped')
+# The fields a record may be built with by position, in this order (as verdict.py builds one).
+_POSITIONAL = ('step_id', 'status', 'returncode', 'duration_s', 'stdout', 'stderr', 'message', 'violation')
+# What a results file's step entry adds to the verdict (results/schema.py); not part of a verdict.
+RESULTS_ONLY = ('answer', 'tests', 'tests_sha256', 'gold_code', 'gold_code_sha256')
 
 
-@dataclass
-class StepRecord:
-    step_id: str
-    status: str                     # one of STATUSES
-    returncode: Optional[int] = None
-    duration_s: float = 0.0
-    stdout: str = ''
-    stderr: str = ''
-    message: str = ''
-    violation: Optional[str] = None  # what the step's code tried, if it tampered with its verdict
-    shared: bool = False             # verdict of the same program run by another task of this run
-    category: Optional[str] = None   # why it failed, in a word (evaluation/verdict.py)
-    error_type: Optional[str] = None  # the exception's class (`NameError: x` names what was missing)
-    sample: Optional[int] = None     # which sample of its problem, when there are several (0-based)
-    tests_total: Optional[int] = None
-    tests_passed: Optional[int] = None   # the failing test's later tests ran for information
-    tests_not_run: Optional[int] = None
-    tests_note: Optional[str] = None     # why some tests were not run
-    failed_test: Optional[int] = None    # 1-based: the test the verdict comes from
-    assertion: Optional[str] = None      # `test_case_k, line n: <source>` of the failing assert or line
-    raised_at: Optional[str] = None      # `program.py, line n, in f: <source>`: the model's line that raised
-    comparison: Optional[dict] = None    # what the failing assert compared (sandbox/comparisons.py)
-    # scored in several library environments: {environment: {'status', 'category', 'message'}}, the
-    # record itself being the one its environment rule chose (evaluation/environments.py)
-    environment_verdicts: Optional[dict] = None
+class Record(BaseModel):
+    """A typed record of a file: fields it does not name are kept, and the fields in `OPTIONAL`
+    are written only when they say something (None, or False, is left out)."""
 
-    OPTIONAL = ('violation', 'shared', 'category', 'error_type', 'sample', 'tests_total', 'tests_passed',
-                'tests_not_run', 'tests_note', 'failed_test', 'assertion', 'raised_at', 'comparison',
-                'environment_verdicts')
+    model_config = ConfigDict(extra='allow')
+    OPTIONAL: ClassVar[tuple] = ()
 
-    def __post_init__(self):
-        if self.status not in STATUSES:
-            raise ValueError(f'unknown step status {self.status!r}; one of {", ".join(STATUSES)}')
+    @model_serializer(mode='wrap')
+    def _written(self, handler: Any) -> dict:
+        out = handler(self)
+        for name in self.OPTIONAL:
+            if name in out and (out[name] is None or out[name] is False):
+                del out[name]
+        return out
+
+
+class StepRecord(Record):
+    """A step's verdict. Built by keyword, or by position as `StepRecord(step_id, status, ...)`."""
+
+    step_id: str = Field(description="the step, as SciCode numbers it ('13.5': problem 13, step 5)")
+    status: Literal[STATUSES] = Field(description='what happened to it (categories below say why)')
+    returncode: Optional[int] = Field(None, description="the step process's exit code")
+    duration_s: float = Field(0.0, description='how long the step process ran')
+    stdout: str = Field('', description='what it printed (capped: head and tail kept)')
+    stderr: str = Field('', description='what it printed to stderr (capped: head and tail kept)')
+    message: str = Field('', description='the verdict in a sentence')
+    violation: Optional[str] = Field(None, description="what the step's code tried, if it tampered with its verdict")
+    shared: bool = Field(False, description='verdict of the same program run by another task of this run')
+    category: Optional[str] = Field(None, description='why it failed, in a word (evaluation/verdict.py)')
+    error_type: Optional[str] = Field(None, description="the exception's class (`NameError: x` names what was "
+                                                        "missing)")
+    sample: Optional[int] = Field(None, description='which sample of its problem, when there are several (0-based)')
+    tests_total: Optional[int] = Field(None, description="the step's test cases")
+    tests_passed: Optional[int] = Field(None, description="how many pass (the failing test's later tests ran for "
+                                                          "information)")
+    tests_not_run: Optional[int] = Field(None, description='tests not reached')
+    tests_note: Optional[str] = Field(None, description='why some tests were not run')
+    failed_test: Optional[int] = Field(None, description='1-based: the test the verdict comes from')
+    assertion: Optional[str] = Field(None, description='`test_case_k, line n: <source>` of the failing assert or '
+                                                       'line')
+    raised_at: Optional[str] = Field(None, description="`program.py, line n, in f: <source>`: the model's line "
+                                                       "that raised")
+    comparison: Optional[dict] = Field(None, description='what the failing assert compared (sandbox/comparisons.py)')
+    environment_verdicts: Optional[dict] = Field(
+        None, description="scored in several library environments: {environment: {'status', 'category', "
+                          "'message'}}, the record itself being the one the environment rule chose "
+                          "(evaluation/environments.py)")
+
+    OPTIONAL: ClassVar[tuple] = ('violation', 'shared', 'category', 'error_type', 'sample', 'tests_total',
+                                'tests_passed', 'tests_not_run', 'tests_note', 'failed_test', 'assertion',
+                                'raised_at', 'comparison', 'environment_verdicts')
+
+    def __init__(self, *args: Any, **fields: Any) -> None:
+        if len(args) > len(_POSITIONAL):
+            raise TypeError(f'StepRecord takes at most {len(_POSITIONAL)} fields by position')
+        fields.update(zip(_POSITIONAL, args))
+        super().__init__(**fields)
 
     @property
-    def passed(self):
+    def passed(self) -> bool:
         return self.status == 'pass'
 
     @property
-    def near_miss(self):
+    def near_miss(self) -> bool:
         """A failed comparison off by less than 10x its tolerance (sandbox/values.py)."""
         return not self.passed and bool((self.comparison or {}).get('near_miss'))
 
     @classmethod
-    def missing(cls, step_id, sample=None):
+    def missing(cls, step_id: str, sample: Optional[int] = None) -> 'StepRecord':
+        """The record of a step no prediction answers."""
         return cls(step_id, 'parse_error', message='no prediction for this step', category='no_code',
                    sample=sample)
 
     @classmethod
-    def prefilled_failed(cls, step_id, sample=None):
+    def prefilled_failed(cls, step_id: str, sample: Optional[int] = None) -> 'StepRecord':
         """A prefilled step counted as failed (protocols whose scorer counts every sub-step, as the
         official inspect_ai task does: the model is never asked for it, so it never passes)."""
         return cls(step_id, 'fail', message='prefilled step: never generated, counted as failed '
                                             '(prefilled_steps=\'failed\')', category='no_code', sample=sample)
 
     @classmethod
-    def skipped(cls, step_id, sample=None):
+    def skipped(cls, step_id: str, sample: Optional[int] = None) -> 'StepRecord':
+        """The record of a prefilled step (its code is the benchmark's; never scored)."""
         return cls(step_id, 'skipped', message='prefilled step: code given by the benchmark, not scored',
                    category='skipped', sample=sample)
 
-    def to_dict(self):
-        """The step's entry in a results file (the optional fields only when they say something)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name in self.OPTIONAL:
-            if out[name] is None or out[name] is False:
-                del out[name]
-        return out
+    def replace(self, **changes: Any) -> 'StepRecord':
+        """A copy with `changes` (field: value) made."""
+        return self.model_copy(update=changes)
+
+    def to_dict(self) -> dict:
+        """The step's entry in a results file (the optional fields only when they say something;
+        extra fields as they came)."""
+        return self.model_dump()
 
     @classmethod
-    def from_dict(cls, data, **changes):
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in {**data, **changes}.items() if k in names})
+    def from_dict(cls, data: dict, **changes: Any) -> 'StepRecord':
+        """The verdict a step entry (of a results file, or a shared verdict) holds, with `changes`
+        made; what a results file adds beside the verdict (its answer, tests) is left out."""
+        return cls(**{k: v for k, v in {**data, **changes}.items() if k not in RESULTS_ONLY})
 
 
-def environments_differ(step):
+def environments_differ(step: dict) -> bool:
     """Whether a step's record (a results file's dict) has environments that gave different statuses."""
     return len({v.get('status') for v in (step.get('environment_verdicts') or {}).values()}) > 1

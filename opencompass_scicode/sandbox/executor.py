@@ -18,10 +18,13 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 from ..utils.pythonpath import with_package
+from .job import Limits, StepJob
 from .leftovers import sweep_once, sweep_worker
+
+__all__ = ['EXECUTORS', 'ForkServerExecutor', 'Limits', 'StepJob', 'StepRun', 'SubprocessExecutor']
 
 THREAD_VARS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS',
                'NUMEXPR_NUM_THREADS', 'VECLIB_MAXIMUM_THREADS')
@@ -29,49 +32,6 @@ THREAD_VARS = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS',
 # worker that first runs one of its steps (worker_step.py, import_for_children).
 # Not h5py: the host reads the targets and hands them over.
 BASE_PRELOAD = ('numpy', 'numpy.random', 'math', 'cmath', 'scicode.compare.cmp', 'scicode.parse.parse')
-
-
-@dataclass
-class Limits:
-    timeout: float                           # seconds per job, unless the job has its own
-    memory_mb: Optional[int] = 8192          # address space per step, beyond what is preloaded
-    max_processes: Optional[int] = 64
-    max_file_mb: Optional[int] = 1024
-    max_output_bytes: int = 64 * 1024
-    isolate_network: bool = True
-    landlock: bool = True
-    drop_privileges: bool = True
-
-    def for_job(self):
-        mb = 1024 * 1024
-        return {'memory_bytes': self.memory_mb * mb if self.memory_mb else None,
-                'max_processes': self.max_processes,
-                'max_file_bytes': self.max_file_mb * mb if self.max_file_mb else None,
-                'max_output_bytes': self.max_output_bytes,
-                'isolate_network': self.isolate_network, 'landlock': self.landlock,
-                'drop_privileges': self.drop_privileges}
-
-
-@dataclass
-class StepJob:
-    """What to run and with what: the sandbox knows nothing of programs or targets files."""
-    step_id: str
-    program: str             # everything before the tests (dependencies, earlier steps, this step)
-    tests: list
-    dependencies: str
-    # Returns the expected value of each test; called on the host (maybe ahead, on another thread).
-    targets: Optional[Callable[[], list]] = None
-    preamble: str = ''       # run first, in a namespace of its own (e.g. a compatibility shim)
-    guarded_names: tuple = ()   # names the dependency lines bind: the tests rely on them as bound
-    modules: tuple = ()      # what the dependencies import: fast workers import it once
-    timeout: Optional[float] = None   # seconds; None: the executor's Limits.timeout
-    threads: Optional[int] = None     # threads for numerical libraries; None: the worker's share
-    # After the first failing test (the verdict): summarise what its assert compared, and run the
-    # remaining tests for information for at most this many seconds (and no longer than the step
-    # took until then). See forensics.py.
-    forensics: bool = True
-    later_tests_s: float = 10.0
-    limits: Optional[Limits] = None   # None: the executor's; a pool serving several tasks runs each with its own
 
 
 @dataclass
@@ -148,7 +108,7 @@ class _Worker:
 
     def run(self, payload):
         """The worker's result; {'error': ..., 'worker_lost': True} if it died or did not answer in time."""
-        waited = payload.get('timeout', 0) + self.GRACE_S
+        waited = payload.get('limits', {}).get('timeout', 0) + self.GRACE_S
         started = time.monotonic()
         deadline = started + waited
         try:
@@ -288,11 +248,10 @@ class _BaseExecutor:
     PREFETCH_BYTES = 64 * 1024 * 1024
     copy_s = None          # seconds to copy a worker (copy_worker), None where it cannot be done
 
-    def __init__(self, limits, workers=1, preload=(), threads=None, python=None):
+    def __init__(self, workers=1, preload=(), threads=None, python=None):
         """`python`: the interpreter workers run (a scoring environment's; default this one). It
         needs only the standard library and this package's sandbox, which its path is given."""
         self.python = python
-        self.limits = limits
         self._prefetched = {}     # id(job) -> (job, its pickled targets); the job keeps its id unique
         self._prefetch_thread = None
         self._stop_prefetch = threading.Event()
@@ -339,20 +298,12 @@ class _BaseExecutor:
     def _payload(self, job):
         """(nonce, payload), or (nonce, a result saying why the job cannot run)."""
         nonce = secrets.token_hex(16)
-        limits = job.limits or self.limits
         try:
             targets = self._take_prefetched(job) or pickled_targets(job)
         except Exception as exc:
             return nonce, {'error': f'could not read the targets of step {job.step_id}: '
                                     f'{type(exc).__name__}: {exc}', 'duration_s': 0.0}
-        return nonce, {'step_id': job.step_id, 'program': job.program, 'tests': list(job.tests),
-                       'dependencies': job.dependencies, 'targets': targets,
-                       'preamble': job.preamble, 'guarded_names': list(job.guarded_names),
-                       'modules': list(job.modules), 'nonce': nonce,
-                       'timeout': limits.timeout if job.timeout is None else job.timeout,
-                       'threads': job.threads, 'forensics': job.forensics,
-                       'later_tests_s': job.later_tests_s if job.forensics else 0.0,
-                       'limits': limits.for_job()}
+        return nonce, job.payload(nonce, targets)
 
     @staticmethod
     def _to_run(result, nonce):

@@ -84,7 +84,7 @@ class StepWatch:
                         self.rep_r: CappedBuffer(1 << 20)}
         self.open_fds = set(self.buffers)
         self.started = started
-        self.deadline = started + job['timeout']
+        self.deadline = started + job['limits']['timeout']
         self.later_tests_s = job.get('later_tests_s', 0)
         self.decision = Decision(job['nonce'])
         self.poll_procs = poll_procs

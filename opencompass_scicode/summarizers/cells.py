@@ -12,13 +12,15 @@ KEYS = {'main': ('main_problem_resolve_rate', 'main_problem_resolve_rate_ci95', 
         'sub': ('subproblem', 'subproblem_ci95', 'subproblem_correct', 'subproblem_total')}
 
 
-def rate_cell(results, metric):
-    """`rate (correct/total) [95% interval]`; the interval only where the results file has one."""
+def rate_cell(results, metric: str) -> str:
+    """`rate (correct/total) [95% interval]` of a results file (or the rates without known
+    defects it holds); the interval only where it has one."""
     rate, ci, num, den = KEYS[metric]
-    text = f'{results[rate]:.1f} ({results[num]}/{results[den]})'
-    if results.get(ci):
-        text += f' [{results[ci][0]:.0f}-{results[ci][1]:.0f}]'
-    n = results.get('subproblem_not_scored') or 0
+    text = f'{getattr(results, rate):.1f} ({getattr(results, num)}/{getattr(results, den)})'
+    interval = getattr(results, ci, None)
+    if interval:
+        text += f' [{interval[0]:.0f}-{interval[1]:.0f}]'
+    n = getattr(results, 'subproblem_not_scored', 0) or 0
     if n:       # beside the rate, so that unscored steps never read as a low score
         text += f'; {count(n, "step")} not scored'
     return text
@@ -36,11 +38,11 @@ def count(n, noun):
     return f'{n} {noun}' + ('' if n == 1 else 's')
 
 
-def near_misses(counts):
-    """`k/failed (share%)`, or `-` for a results file written without forensics."""
-    if not counts:
+def near_misses(counts) -> str:
+    """`k/failed (share%)` of a results file's NearMisses, or `-` for one written without forensics."""
+    if counts is None:
         return MISSING
-    return f'{counts.get("near_misses", 0)}/{counts.get("failed", 0)} ({counts.get("share", 0.0):.1f}%)'
+    return f'{counts.near_misses}/{counts.failed} ({counts.share:.1f}%)'
 
 
 def difference(point, interval):

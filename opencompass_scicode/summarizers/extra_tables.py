@@ -9,7 +9,7 @@ the layout, and the report shows some of them too.
 from ..results import CATEGORIES
 from ..results.stats import paired_difference
 from .cells import cost, difference, near_misses, rate_cell
-from .results_files import FAILED, MISSING, read_usage
+from .results_files import FAILED, MISSING, is_results, read_usage
 
 USAGE_COLUMNS = ('steps answered', 'requests', 'prompt tokens', 'completion tokens', 'errors',
                  'model time (s)')
@@ -21,8 +21,8 @@ def comparisons(cfg, collected, groups):
     rows = []
 
     def compare(what, first, second, where):
-        if isinstance(first, dict) and isinstance(second, dict):
-            diff = paired_difference(first['problems'], second['problems'])
+        if is_results(first) and is_results(second):
+            diff = paired_difference(first.problem_counts(), second.problem_counts())
             if diff:
                 rows.append([what, where, diff['problems'], difference(*diff['main']),
                              difference(*diff['subproblem'])])
@@ -43,8 +43,8 @@ def comparisons(cfg, collected, groups):
 
 def pass_at(cfg, collected):
     """Per model and dataset sampled more than once: pass@k of main problems and sub-steps."""
-    found = {key: value['pass_at_k'] for key, value in collected.items()
-             if isinstance(value, dict) and value.get('pass_at_k')}
+    found = {key: value.pass_at_k for key, value in collected.items()
+             if is_results(value) and value.pass_at_k}
     ks = sorted({int(k) for at in found.values() for k in at['main']})
     rows = [[m['abbr'], ds['abbr'],
              *[found[m['abbr'], ds['abbr']][kind].get(str(k), '-') for kind in ('main', 'subproblem')
@@ -59,10 +59,10 @@ def defect_free(cfg, collected, known_defects=True):
     rows = []
     for m in cfg['models']:
         for ds in cfg['datasets']:
-            clean = (collected.get((m['abbr'], ds['abbr'])) or {}) if known_defects else {}
-            clean = clean.get('excluding_known_defects') if isinstance(clean, dict) else None
-            if clean:
-                rows.append([m['abbr'], ds['abbr'], clean['steps_excluded'], rate_cell(clean, 'main'),
+            results = collected.get((m['abbr'], ds['abbr'])) if known_defects else None
+            clean = results.excluding_known_defects if is_results(results) else None
+            if clean is not None:
+                rows.append([m['abbr'], ds['abbr'], clean.steps_excluded, rate_cell(clean, 'main'),
                              rate_cell(clean, 'sub')])
     return ['model', 'dataset', 'steps left out', 'main', 'sub-steps'], rows
 
@@ -71,10 +71,9 @@ def categories(cfg, collected):
     """Per model and dataset: how many scored steps fell in each category (results/record.py),
     and, beside them, the share of failed steps that were near misses (off by less than 10x
     the tolerance of the comparison that failed), where the results file counts them."""
-    counted = {key: value.get('categories') or {} for key, value in collected.items()
-               if isinstance(value, dict)}
-    misses = {key: value.get('near_misses') for key, value in collected.items()
-              if isinstance(value, dict) and isinstance(value.get('near_misses'), dict)}
+    counted = {key: value.categories for key, value in collected.items() if is_results(value)}
+    misses = {key: value.near_misses for key, value in collected.items()
+              if is_results(value) and value.near_misses is not None}
     present = [c for c in CATEGORIES if any(c in counts for counts in counted.values())]
     rows = []
     for m in cfg['models']:
@@ -108,20 +107,21 @@ def usage(cfg, run_dir):
 def notes(collected):
     """What the markers and target kinds in the tables mean, for those that occur."""
     out = []
-    if any(isinstance(v, dict) and v.get('targets') == 'regenerated' for v in collected.values()):
+    kinds = {v.targets for v in collected.values() if is_results(v)}
+    if 'regenerated' in kinds:
         out.append('targets "regenerated": validation targets rebuilt from the gold code because '
                    'the official test_data.h5 is absent; not the official file.')
-    if any(isinstance(v, dict) and v.get('targets') == 'opencompass-per-step' for v in collected.values()):
+    if 'opencompass-per-step' in kinds:
         out.append('targets "opencompass-per-step": OpenCompass\'s one file per step (its '
                    'scicode_test_data.zip), read as the official layout; no official checksum exists '
                    'for these files.')
-    if any(isinstance(v, dict) and v.get('targets') == 'verified' for v in collected.values()):
+    if 'verified' in kinds:
         out.append('targets "verified": SciCode-Verified\'s corrected test_data_cleaned.h5 (targets=\'verified\'), '
                    'not the official file: these scores are not comparable with official SciCode numbers.')
-    if any(isinstance(v, dict) and v.get('targets') == 'custom' for v in collected.values()):
+    if 'custom' in kinds:
         out.append('targets "custom": a targets file whose sha256 is neither the official nor '
                    'SciCode-Verified\'s (a stand-in, or a file pinned with targets_sha256=).')
-    if any(isinstance(v, dict) and v.get('subproblem_not_scored') for v in collected.values()):
+    if any(is_results(v) and v.subproblem_not_scored for v in collected.values()):
         out.append('"N steps not scored": the harness could not run these steps (eval_error, e.g. '
                    'no targets for them); the rates count them as failed. Their messages are in the '
                    'results files and the report. The run exits non-zero.')

@@ -19,12 +19,14 @@ grouping, and a layout can be checked from collected results without files.
 """
 import json
 from collections import OrderedDict
+from typing import Literal
 
 from ..registry import to_plain
 from .cells import count, rate_cell
-from .results_files import MISSING
+from .results_files import MISSING, is_results
 
 LAYOUTS = ('auto', 'wide', 'long')
+Layout = Literal[LAYOUTS]
 LONG_HEADER = ['model', 'dataset', 'targets', 'protocol', 'main w/o bg', 'main w/ bg', 'sub-steps w/o bg',
                'sub-steps w/ bg']
 UNRECORDED = 'unrecorded'      # a results file written before protocols were recorded
@@ -81,12 +83,12 @@ def side_value(collected, model, members, side):
 
 def protocol_name(results):
     """The name of the protocol that made a results file's numbers (protocols/record.py)."""
-    return (results.get('protocol') or {}).get('name') or UNRECORDED
+    return (results.protocol or {}).get('name') or UNRECORDED
 
 
 def protocol_cell(values):
     """The protocols of the results among `values` (markers left out), one name or several."""
-    return '/'.join(sorted({protocol_name(v) for v in values if isinstance(v, dict)})) or MISSING
+    return '/'.join(sorted({protocol_name(v) for v in values if is_results(v)})) or MISSING
 
 
 def title(cfg, groups, layout):
@@ -118,9 +120,9 @@ def wide_table(cfg, collected, groups):
                 value = side_value(collected, m, members, side)
                 values.append(value)
                 for metric, _ in METRICS:
-                    cells.append(rate_cell(value, metric) if isinstance(value, dict) else value)
-                if isinstance(value, dict):
-                    kinds.add(value.get('targets', '?'))
+                    cells.append(rate_cell(value, metric) if is_results(value) else value)
+                if is_results(value):
+                    kinds.add(value.targets or '?')
             row.append('/'.join(sorted(kinds)) or MISSING)
             row.append(protocol_cell(values))
             row.extend(cells)
@@ -137,11 +139,11 @@ def long_table(cfg, collected, groups):
         m = model['abbr']
         for label, members in groups:
             values = {side: side_value(collected, m, members, side) for side, _ in SIDES}
-            kinds = {v.get('targets', '?') for v in values.values() if isinstance(v, dict)}
+            kinds = {v.targets or '?' for v in values.values() if is_results(v)}
             row = [m, label, '/'.join(sorted(kinds)) or MISSING, protocol_cell(values.values())]
             for metric, _ in METRICS:
                 for side, _ in SIDES:
                     value = values[side]
-                    row.append(rate_cell(value, metric) if isinstance(value, dict) else value)
+                    row.append(rate_cell(value, metric) if is_results(value) else value)
             body.append(row)
     return LONG_HEADER, body

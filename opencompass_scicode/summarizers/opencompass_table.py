@@ -13,6 +13,7 @@ neither a dataset of the run nor a group shows `-`, as in OpenCompass.
 import math
 
 from ..errors import ConfigError
+from .results_files import is_results
 
 METRICS = ('accuracy', 'sub_accuracy')     # a dataset's rows when dataset_abbrs does not choose
 GROUP_RULES = ('std', 'sum', 'harmonic_mean')
@@ -50,9 +51,10 @@ def check_shape(dataset_abbrs, summary_groups):
                               key=f'{key}.transforms', fix='leave transforms out')
 
 
-def _metrics(results):
+def _metrics(results) -> dict:
     """{metric: number} of one results file: its top-level numbers."""
-    return {k: v for k, v in results.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {k: v for k, v in results
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and k != 'schema_version'}
 
 
 def _aggregate(group, values):
@@ -106,7 +108,7 @@ def opencompass_table(models, datasets, collected, dataset_abbrs=None, summary_g
     ('-' not run, 'failed'); `models` and `datasets` are the config's entries."""
     model_abbrs = [m['abbr'] for m in models]
     modes = {d['abbr']: (d.get('infer_cfg') or {}).get('mode', 'naive') for d in datasets}
-    scores = {m: {d: _metrics(collected[m, d]) for d in modes if isinstance(collected.get((m, d)), dict)}
+    scores = {m: {d: _metrics(collected[m, d]) for d in modes if is_results(collected.get((m, d)))}
               for m in model_abbrs}
     group_modes = {}
     for group in summary_groups or ():

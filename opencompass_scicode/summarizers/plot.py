@@ -8,6 +8,7 @@ so planning a run never loads it (tests/unit/test_layers.py).
 """
 from .cells import KEYS
 from .layouts import METRICS, SIDES, side_value
+from .results_files import is_results
 
 PLOT_TITLE = 'SciCode: main problems and sub-steps, without / with background'
 ROW_PLOT_TITLE = 'SciCode: one bar group per model and dataset (main problems and sub-steps, w/o / w/ background)'
@@ -29,19 +30,18 @@ def draw(cfg, collected, groups, layout, run_dir):
                 values, intervals = [], []
                 for m in models:
                     res = collected.get((m, abbr))
-                    value = res[rate] if isinstance(res, dict) else 0.0
+                    value = getattr(res, rate) if is_results(res) else 0.0
                     values.append(value)
-                    intervals.append((res.get(ci) or [value, value]) if isinstance(res, dict)
-                                     else [value, value])
+                    intervals.append((getattr(res, ci) or [value, value]) if is_results(res) else [value, value])
                 series.append((f'{label} {metric_name}, {side_name}', values, intervals))
-    if not series or not any(isinstance(v, dict) for v in collected.values()):
+    if not series or not any(is_results(v) for v in collected.values()):
         return None
     return _save(bar_chart(models, series), run_dir)
 
 
 def _plot_long(cfg, collected, groups, run_dir):
     """One bar group per row of the long table, top to bottom in the table's order."""
-    if not any(isinstance(v, dict) for v in collected.values()):
+    if not any(is_results(v) for v in collected.values()):
         return None
     labels = [label for label, _ in groups]
     shared, shortened = shared_prefix(labels)
@@ -57,8 +57,8 @@ def _plot_long(cfg, collected, groups, run_dir):
                 rate, ci = KEYS[metric][:2]
                 for side, side_name in SIDES:
                     res = side_value(collected, m, members, side)
-                    value = res[rate] if isinstance(res, dict) else 0.0
-                    interval = (res.get(ci) or [value, value]) if isinstance(res, dict) else [value, value]
+                    value = getattr(res, rate) if is_results(res) else 0.0
+                    interval = (getattr(res, ci) or [value, value]) if is_results(res) else [value, value]
                     values, intervals = series.setdefault(f'{metric_name}, {side_name}', ([], []))
                     values.append(value)
                     intervals.append(interval)

@@ -9,6 +9,7 @@ number of a run shares one protocol name, a note says it under the tables too (`
 official ...`).
 """
 from .layouts import UNRECORDED, protocol_name
+from .results_files import is_results
 
 LIBRARIES = ('python', 'numpy', 'scipy', 'sympy', 'h5py')
 
@@ -17,7 +18,7 @@ def _results(cfg, collected):
     for m in cfg['models']:
         for ds in cfg['datasets']:
             value = collected.get((m['abbr'], ds['abbr']))
-            if isinstance(value, dict):
+            if is_results(value):
                 yield m['abbr'], ds['abbr'], value
 
 
@@ -32,8 +33,8 @@ def scored_with_text(scored_with):
 
 def protocols(cfg, collected):
     """(header, rows): model, dataset, protocol, fingerprint, scored with, targets sha256."""
-    rows = [[m, d, protocol_name(r), (r.get('protocol') or {}).get('fingerprint', UNRECORDED),
-             scored_with_text(r.get('scored_with')), r.get('targets_sha256') or UNRECORDED]
+    rows = [[m, d, protocol_name(r), (r.protocol or {}).get('fingerprint', UNRECORDED),
+             scored_with_text(r.scored_with), r.targets_sha256 or UNRECORDED]
             for m, d, r in _results(cfg, collected)]
     return ['model', 'dataset', 'protocol', 'fingerprint', 'scored with', 'targets sha256'], rows
 
@@ -42,7 +43,7 @@ def environment_differences(cfg, collected):
     """(header, rows): each step whose verdicts differ between the environments it was scored in."""
     rows = []
     for m, d, r in _results(cfg, collected):
-        for step in r.get('environment_differences') or ():
+        for step in r.environment_differences or ():
             verdicts = step['verdicts']
             rows.append([m, d, step['step_id'] + (f' (sample {step["sample"]})' if step.get('sample') is not None
                                                   else ''),
@@ -60,8 +61,8 @@ def protocol_note(cfg, collected):
     if len(names) > 1:
         return ('protocols differ between these numbers (' + ', '.join(names) + '): each row\'s protocol '
                 'column names it, the protocols table its knobs\' fingerprint; docs/protocols.md')
-    prints = sorted({(r.get('protocol') or {}).get('fingerprint', UNRECORDED) for _, _, r in found})
-    scored = sorted({scored_with_text(r.get('scored_with')) for _, _, r in found})
-    digests = sorted({r.get('targets_sha256') or UNRECORDED for _, _, r in found})
+    prints = sorted({(r.protocol or {}).get('fingerprint', UNRECORDED) for _, _, r in found})
+    scored = sorted({scored_with_text(r.scored_with) for _, _, r in found})
+    digests = sorted({r.targets_sha256 or UNRECORDED for _, _, r in found})
     return (f'protocol: {names[0]} (fingerprint {", ".join(prints)}; scored with {" | ".join(scored)}; '
             f'targets sha256 {", ".join(digests)})')

@@ -20,14 +20,15 @@ import threading
 from typing import Optional
 
 from ..errors import ConfigError
+from ..utils.collector import collector_paused
 from . import extra_tables
-from .layouts import LAYOUTS, LONG_HEADER, METRICS, SIDES, choose_layout, group_datasets, long_table, title, \
+from .layouts import LAYOUTS, LONG_HEADER, Layout, METRICS, SIDES, choose_layout, group_datasets, long_table, title, \
     wide_table
 from .opencompass_table import check_shape, opencompass_table
 from .plot import bar_chart, draw, import_pyplot, row_chart
 from .protocol_tables import environment_differences, protocol_note, protocols
 from .report import Records, build_report
-from .results_files import FAILED, MISSING, collect
+from .results_files import FAILED, MISSING, collect, is_results
 from .table_files import write_tables
 
 # Importable from here as before the split (configs, tests and users' scripts do).
@@ -47,7 +48,7 @@ class SciCodeSummarizer:
     METRICS = METRICS
 
     def __init__(self, plot: bool = True, known_defects: bool = True, report: bool = True,
-                 layout: str = 'auto', dataset_abbrs: Optional[list] = None,
+                 layout: Layout = 'auto', dataset_abbrs: Optional[list] = None,
                  summary_groups: Optional[list] = None):
         check_shape(dataset_abbrs, summary_groups or [])
         self.dataset_abbrs = dataset_abbrs
@@ -84,6 +85,10 @@ class SciCodeSummarizer:
 
     def summarize(self, cfg, run_dir, echo=True, compare=()):
         """Tables, plot and report of `run_dir`; `compare`: other RunDirs the report shows beside it."""
+        with collector_paused():
+            return self._summarize(cfg, run_dir, echo, compare)
+
+    def _summarize(self, cfg, run_dir, echo, compare):
         groups = group_datasets(cfg['datasets'])
         layout = self.layout_for(groups)
         # The report's step records are taken as each file is read; the tables need only numbers.
@@ -131,8 +136,8 @@ class SciCodeSummarizer:
             if report:
                 print(f'open the report in a browser: {report}')
         return {'header': header, 'rows': body, 'files': [str(p) for p in written],
-                'not_scored': {f'{m} / {d}': v['subproblem_not_scored'] for (m, d), v in collected.items()
-                               if isinstance(v, dict) and v.get('subproblem_not_scored')}}
+                'not_scored': {f'{m} / {d}': v.subproblem_not_scored for (m, d), v in collected.items()
+                               if is_results(v) and v.subproblem_not_scored}}
 
     comparisons = staticmethod(extra_tables.comparisons)
     pass_at = staticmethod(extra_tables.pass_at)

@@ -1,26 +1,26 @@
 """Entry point of a task process: `python -m opencompass_scicode.tasks TASK_FILE`."""
 import importlib
-import json
 import os
 import sys
 import traceback
 
 from ..errors import NoSpaceError, UserFacingError, out_of_space
 from ..utils.lifeline import stop_on_sigterm, stop_with_parent
-from .contract import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_SPACE, task_code
+from .contract import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_SPACE, read_task_file, task_code
 
 USAGE = 'usage: python -m opencompass_scicode.tasks TASK_FILE'
 
 
-def task_class(stage, action=None):
+def task_class(stage: str, action=None) -> type:
+    """The class of a task of `stage` (and `action`), imported."""
     module, name = task_code(stage, action)
     return getattr(importlib.import_module(module), name)
 
 
 def load_task(path):
-    with open(path, encoding='utf-8') as fh:
-        cfg = json.load(fh)
-    return task_class(cfg['task']['stage'], cfg.get('action'))(cfg)
+    """The task the task file at `path` describes, built from its typed record."""
+    record = read_task_file(path)
+    return task_class(record.task.stage, getattr(record, 'action', None))(record)
 
 
 def main(argv=None, standalone=True):

@@ -8,14 +8,16 @@ from pathlib import Path
 
 from ..utils.runlock import hold_for_task
 from ..utils.workdir import RunDir
-from .contract import EXIT_SKIPPED, TaskSpec
+from .contract import EXIT_SKIPPED, TaskFile
 
 
 class BaseTask:
-    def __init__(self, cfg):
+    """`cfg`: the task file's typed record (tasks/contract.py)."""
+
+    def __init__(self, cfg: TaskFile) -> None:
         self.cfg = cfg
-        self.spec = TaskSpec.from_dict(cfg['task'])
-        self.run_dir = RunDir(cfg['work_dir'], cfg['timestamp'])
+        self.spec = cfg.task
+        self.run_dir = RunDir(cfg.work_dir, cfg.timestamp)
 
     @property
     def name(self):

@@ -8,11 +8,22 @@ what the task does. The task itself decides whether its outputs are already
 complete (`-r`), and then exits with EXIT_SKIPPED without redoing anything.
 A task that fails, or ends with steps in error, says why on a line of its log
 starting `error: ` (CAUSE); `failure_cause` reads it back for the terminal.
+
+Beside the spec, a task file holds the task's work: typed records per kind of
+task (`InferTaskFile`, `MergeTaskFile`, `EvalTaskFile`, `TargetsTaskFile`),
+read with `read_task_file`. The model and dataset entries in them are the
+config's, checked when the config was (config/validate.py), types as import
+paths.
 """
+import json
 import signal
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import UserFacingError
 
 EXIT_OK = 0            # done: every output written
 EXIT_FAILED = 1        # failed: the log says why (the runner marks the task failed)
@@ -30,48 +41,128 @@ TASK_CODE = {'infer': ('infer', 'InferTask'), 'merge': ('merge', 'MergePredictio
              'eval': ('evaluate', 'EvalTask'), 'targets': ('targets', 'TargetsTask')}
 
 
-def task_code(stage, action=None):
+def task_code(stage: str, action: Optional[str] = None) -> tuple:
     """(module, class name) of a task of `stage`; an inference task with action 'merge' brings
     shards together."""
-    kind = 'merge' if stage == 'infer' and action == 'merge' else stage
-    if kind not in TASK_CODE:
-        raise ValueError(f'unknown task stage {stage!r}')
-    module, name = TASK_CODE[kind]
+    module, name = TASK_CODE[task_kind(stage, action)]
     return f'{TASK_PACKAGE}.{module}', name
 
 
-@dataclass
-class TaskSpec:
-    name: str                       # e.g. 'infer/<model>', 'eval/<model>/<dataset>'
-    stage: str                      # 'targets' | 'infer' | 'eval'
-    command: list                   # argv that runs the task
-    config_path: str                # the task file (the command's argument)
+class TaskSpec(BaseModel):
+    """What a runner needs of a task: how to start it, where it logs, what it writes, after what."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    name: str = Field(description="e.g. 'infer/<model>', 'eval/<model>/<dataset>'")
+    stage: Literal['targets', 'infer', 'eval']
+    command: list[str] = Field(description='argv that runs the task')
+    config_path: str = Field(description="the task file (the command's argument)")
     log_path: str
-    progress_path: str              # JSON written by the task (utils/progress.py)
-    outputs: list = field(default_factory=list)
-    depends_on: list = field(default_factory=list)   # names of tasks that must succeed first
-    labels: dict = field(default_factory=dict)       # model / dataset, for tables and status
-    env: dict = field(default_factory=dict)          # added to the runner's environment
-    # cpus / gpus / procs / shares_cpu: asks of a cluster; api_only: the task only waits on an API
-    # endpoint (an inference task of an API model without a server), so it takes no runner slot
-    resources: dict = field(default_factory=dict)
+    progress_path: str = Field(description='JSON written by the task (utils/progress.py)')
+    outputs: list[str] = Field(default_factory=list)
+    depends_on: list[str] = Field(default_factory=list, description='names of tasks that must succeed first')
+    labels: dict[str, Any] = Field(default_factory=dict, description='model / dataset, for tables and status')
+    env: dict[str, str] = Field(default_factory=dict, description="added to the runner's environment")
+    resources: dict[str, Any] = Field(default_factory=dict,
+                                      description='cpus / gpus / procs / shares_cpu: asks of a cluster; '
+                                                  'api_only: the task only waits on an API endpoint (an '
+                                                  'inference task of an API model without a server), so it '
+                                                  'takes no runner slot')
     # Modules the task will import, that a warm launcher may import once for many tasks before
     # forking each (runners/warm.py): the task's own code and pure-Python SDKs, no GPU runtime.
-    preload: list = field(default_factory=list)
+    preload: list[str] = Field(default_factory=list)
 
     @classmethod
-    def from_dict(cls, data):
-        return cls(**{k: (list(v) if isinstance(v, tuple) else v) for k, v in dict(data).items()})
+    def from_dict(cls, data: dict) -> 'TaskSpec':
+        """The spec a task file's `task` entry holds."""
+        return cls.model_validate(dict(data))
 
-    def to_dict(self):
-        return asdict(self)
+    def to_dict(self) -> dict:
+        """The spec as a task file's `task` entry."""
+        return self.model_dump()
 
     @property
-    def takes_slot(self):
+    def takes_slot(self) -> bool:
         """Whether the task counts against a runner's max_num_workers. A task that only waits on
         an API uses next to no CPU: every such task may run at once, bounded by its endpoint's
         request limits instead."""
         return not self.resources.get('api_only')
+
+
+class TaskFile(BaseModel):
+    """What every task file holds: the spec, and the run it belongs to."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    task: TaskSpec
+    work_dir: str
+    timestamp: str
+
+
+class InferTaskFile(TaskFile):
+    """One model's inference over its datasets (a shard: some problems of each, `sample_ids`)."""
+    model: dict[str, Any] = Field(description="the model's config entry (secrets moved to the environment)")
+    datasets: list[dict[str, Any]]
+    shard: Optional[str] = None
+    eager_eval: bool = False
+    discard_stale: bool = False
+
+
+class MergeTaskFile(TaskFile):
+    """Brings the shards' predictions part files of one model together."""
+    action: Literal['merge']
+    model_abbr: str
+    datasets: list[dict[str, Any]]
+    shards: list[str]
+
+
+class EvalTaskFile(TaskFile):
+    """Scoring of one model on one dataset (a shard, or the merge of the shards' parts)."""
+    model_abbr: str
+    dataset: dict[str, Any]
+    shard: Optional[str] = None
+    merge_shards: list[str] = Field(default_factory=list)
+
+
+class TargetsTaskFile(TaskFile):
+    """Regenerating one dataset's validation targets."""
+    dataset: dict[str, Any]
+
+
+TASK_FILES = {'infer': InferTaskFile, 'merge': MergeTaskFile, 'eval': EvalTaskFile, 'targets': TargetsTaskFile}
+AnyTaskFile = Union[InferTaskFile, MergeTaskFile, EvalTaskFile, TargetsTaskFile]
+
+
+class TaskFileError(UserFacingError):
+    """A task file that is not one this version writes."""
+
+
+def task_kind(stage: str, action: Optional[str] = None) -> str:
+    """'infer', 'merge', 'eval' or 'targets': an inference task with action 'merge' brings shards together."""
+    kind = 'merge' if stage == 'infer' and action == 'merge' else stage
+    if kind not in TASK_CODE:
+        raise ValueError(f'unknown task stage {stage!r}')
+    return kind
+
+
+def task_file(data: dict, path: Union[str, Path, None] = None) -> AnyTaskFile:
+    """The typed record of a task file's content (TaskFileError naming the file and key if it is not one)."""
+    try:
+        kind = task_kind(data['task']['stage'], data.get('action'))
+        return TASK_FILES[kind].model_validate(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, ValidationError):
+            why = '; '.join(f'{".".join(map(str, e["loc"]))}: {e["msg"]}' for e in exc.errors()[:3])
+        else:
+            why = f'no task stage ({exc})' if isinstance(exc, (KeyError, TypeError)) else str(exc)
+        raise TaskFileError(f'{path or "task file"}: not a task file of this version: {why}\n'
+                            f'  fix: plan the run again (run.py CONFIG -r) to write its task files anew') from None
+
+
+def read_task_file(path: Union[str, Path]) -> AnyTaskFile:
+    """The task file at `path`, typed."""
+    with open(path, encoding='utf-8') as fh:
+        return task_file(json.load(fh), path)
 
 
 @dataclass

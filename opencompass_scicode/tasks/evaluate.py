@@ -6,38 +6,34 @@ whole dataset: it takes the verdicts of the parts that were made from the
 current predictions and settings, scores whatever is left, and writes the
 results file an unsharded run writes.
 """
-import json
 import time
 from datetime import datetime, timezone
 
 from ..evaluation.regenerate import ensure_targets
 from ..inference.extract import extractor
 from ..inference.settings import InferConfig
-from ..predictions import PredictionStore, record_key
+from ..predictions import PredictionStore, as_prediction, record_key
 from ..protocols import record as protocol_record
-from ..results import StepRecord, environments_differ
+from ..results import environments_differ
+from ..results.schema import ResultsFile, ResultsFileError, load_results, results_paths, write_results
 from ..registry import build_dataset, build_evaluator
 from ..targets.locate import targets_digest
 from ..utils.progress import ProgressFile
-from ..utils.workdir import remove_parts, write_json_atomic
+from ..utils.workdir import remove_parts
 from .base import BaseTask
 from .contract import EXIT_FAILED, EXIT_OK
 
 
-# What a reader needs beside each verdict, so that the results file alone explains it: the
-# question, the answer as given and as run, and the tests it was run against.
-ANSWER_FIELDS = ('prompt', 'response', 'code', 'program', 'reasoning', 'finish_reason', 'usage', 'error')
-
-
 def with_answers(problems, dataset, predictions):
     """The problems of a results file, each step record with its answer and tests (and, where the
-    split has it, the gold code)."""
+    split has it, the gold code): what a reader needs beside each verdict, so that the results
+    file alone explains it (the question, the answer as given and as run, the tests)."""
     steps = {s.step_id: s for p in dataset.problems for s in p.steps}
     for problem in problems:
         for record in problem['steps']:
             step = steps[record['step_id']]
-            pred = predictions.get(record_key(record['step_id'], record.get('sample', 0))) or {}
-            record['answer'] = {k: pred[k] for k in ANSWER_FIELDS if pred.get(k) not in (None, '', {})}
+            pred = as_prediction(predictions.get(record_key(record['step_id'], record.get('sample', 0))))
+            record['answer'] = pred.answer() if pred is not None else {}
             record['tests'] = list(step.test_cases)
             if step.ground_truth_code is not None:
                 record['gold_code'] = step.ground_truth_code
@@ -61,7 +57,8 @@ def extracted_again(predictions, extraction):
 def answers_settings(predictions):
     """The knobs of the answers (protocols/knobs.py, phase 'answers') as the predictions were made:
     their settings, and the temperature their model was asked with."""
-    settings = next((r.get('settings') for r in predictions.values() if r.get('settings')), None)
+    settings = next((p.settings for p in map(as_prediction, predictions.values()) if p is not None and p.settings),
+                    None)
     if not settings:
         return None
     out = {k: settings[k] for k in ('split', 'with_bg', 'prefilled_mode', 'mode', 'max_out_len',
@@ -83,11 +80,11 @@ def environment_differences(problems):
 class EvalTask(BaseTask):
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.model_abbr = cfg['model_abbr']
-        self.dataset_cfg = dict(cfg['dataset'])
+        self.model_abbr = cfg.model_abbr
+        self.dataset_cfg = dict(cfg.dataset)
         self.dataset_abbr = self.dataset_cfg['abbr']
-        self.shard = cfg.get('shard')
-        self.merge_shards = list(cfg.get('merge_shards') or ())
+        self.shard = cfg.shard
+        self.merge_shards = list(cfg.merge_shards)
 
     @property
     def store(self):
@@ -111,13 +108,15 @@ class EvalTask(BaseTask):
         digest, identity = self.store.digest(), build_evaluator(self.dataset_cfg).identity()
         current = []
         for path in paths:
-            try:
-                results = json.loads(path.read_text())
-            except (OSError, ValueError):
+            if not path.is_file():
                 continue
-            saved = results.get('evaluator') or {}
+            try:
+                results = load_results(path, texts=False)     # the verdicts alone
+            except ResultsFileError:
+                continue
+            saved = results.evaluator
             # Worker counts and the executor do not change verdicts; the rest does.
-            if results.get('predictions_digest') == digest and all(saved.get(k) == v for k, v in identity.items()):
+            if results.predictions_digest == digest and all(saved.get(k) == v for k, v in identity.items()):
                 current.append(results)
         return current
 
@@ -130,11 +129,10 @@ class EvalTask(BaseTask):
         """(step_id, sample) -> StepRecord decided by the shards, from their current parts."""
         known = {}
         for part in self._current(self.part_paths) if self.part_paths else ():
-            for problem in part.get('problems', ()):
-                for step in problem['steps']:
-                    if step.get('status') != 'skipped':
-                        record = StepRecord.from_dict(step)
-                        known[record.step_id, record.sample or 0] = record
+            for step in part.steps():
+                if step.status != 'skipped':
+                    record = step.verdict()
+                    known[record.step_id, record.sample or 0] = record
         return known
 
     def run(self):
@@ -171,7 +169,7 @@ class EvalTask(BaseTask):
                                     known=known, environments=environments,
                                     on_start=lambda sid, sample: progress.started(step_name(sid, sample)))
         protocol = protocol_record(self.dataset_cfg, answers_settings(predictions))
-        results = {
+        results = ResultsFile.model_validate({
             'model': self.model_abbr,
             'dataset': self.dataset_abbr,
             'split': dataset.split,
@@ -190,14 +188,14 @@ class EvalTask(BaseTask):
             'duration_s': round(time.monotonic() - start, 3),
             'created_at': datetime.now(timezone.utc).isoformat(timespec='seconds'),
             'problems': with_answers(scores['problems'], dataset, predictions),
-        }
+        })
         for missing in evaluator.inactive_protections():
             self.log(f'warning: sandbox layer not active on this machine: {missing}')
-        write_json_atomic(self.results_path, results)
-        remove_parts(self.part_paths)
-        progress.update(done=results['subproblem_total'], force=True)
-        self.log(f'main problems {results["main_problem_resolved"]}/{results["main_problem_total"]}, '
-                 f'steps {results["subproblem_correct"]}/{results["subproblem_total"]} '
+        write_results(self.results_path, results)
+        remove_parts([file for part in self.part_paths for file in results_paths(part)])
+        progress.update(done=results.subproblem_total, force=True)
+        self.log(f'main problems {results.main_problem_resolved}/{results.main_problem_total}, '
+                 f'steps {results.subproblem_correct}/{results.subproblem_total} '
                  f'(targets: {targets.kind}; protocol: {protocol["name"]} {protocol["fingerprint"]}) '
                  f'-> {self.results_path}')
         return EXIT_OK

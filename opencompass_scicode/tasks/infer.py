@@ -27,10 +27,10 @@ from .contract import CAUSE, EXIT_OK, EXIT_STEP_ERRORS
 class InferTask(BaseTask):
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.model_cfg = dict(cfg['model'])
+        self.model_cfg = dict(cfg.model)
         self.model_abbr = self.model_cfg['abbr']
-        self.dataset_cfgs = [dict(d) for d in cfg['datasets']]
-        self.shard = cfg.get('shard')
+        self.dataset_cfgs = [dict(d) for d in cfg.datasets]
+        self.shard = cfg.shard
 
     def store(self, dataset_abbr):
         final = self.run_dir.predictions_path(self.model_abbr, dataset_abbr)
@@ -55,7 +55,7 @@ class InferTask(BaseTask):
                 for step in problem.scored_steps:
                     for sample in range(part.infer_cfg.n):
                         rec = records.get(record_key(step.step_id, sample))
-                        if rec is None or rec.get('error') or rec.get('settings_fp') != settings_fp:
+                        if rec is None or rec.error or rec.settings_fp != settings_fp:
                             return False
         return True
 
@@ -76,10 +76,10 @@ class InferTask(BaseTask):
         def on_progress(part):
             progress.update_part(part.dataset.abbr, done=part.stats.done, errors=part.stats.errors)
 
-        eager = self._eager_evaluator(parts, progress) if self.cfg.get('eager_eval') else None
+        eager = self._eager_evaluator(parts, progress) if self.cfg.eager_eval else None
         inferencer = Inferencer(model, parts, on_progress=on_progress, code_runner=code_runner,
                                 on_problem_done=eager.submit if eager else None,
-                                discard_stale=self.cfg.get('discard_stale', False))
+                                discard_stale=self.cfg.discard_stale)
         try:
             with contextlib.ExitStack() as serving:
                 self._start_model_server(model, serving)

@@ -13,9 +13,9 @@ from .contract import EXIT_OK
 class MergePredictionsTask(BaseTask):
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.model_abbr = cfg['model_abbr']
-        self.dataset_abbrs = [d['abbr'] for d in cfg['datasets']]
-        self.shards = list(cfg['shards'])
+        self.model_abbr = cfg.model_abbr
+        self.dataset_abbrs = [d['abbr'] for d in cfg.datasets]
+        self.shards = list(cfg.shards)
 
     def _finals_and_parts(self):
         for abbr in self.dataset_abbrs:

@@ -15,7 +15,7 @@ from .contract import EXIT_OK
 class TargetsTask(BaseTask):
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.dataset = build_dataset(cfg['dataset'])
+        self.dataset = build_dataset(cfg.dataset)
 
     def is_complete(self):
         return not missing_regenerated(self.dataset)

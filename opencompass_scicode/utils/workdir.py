@@ -107,10 +107,14 @@ def write_json_atomic(path, obj, indent=1):
 
 
 def replace_whole(tmp, path, text):
-    """Write `text` to `tmp`, then rename it over `path`: `path` is the old file or the new one,
-    never a part. A write that fails (a full disk) leaves `path` as it was and no `tmp` behind."""
+    """Write `text` (str, or bytes) to `tmp`, then rename it over `path`: `path` is the old file or
+    the new one, never a part. A write that fails (a full disk) leaves `path` as it was and no `tmp`
+    behind."""
     try:
-        Path(tmp).write_text(text, encoding='utf-8')
+        if isinstance(text, bytes):
+            Path(tmp).write_bytes(text)
+        else:
+            Path(tmp).write_text(text, encoding='utf-8')
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)

@@ -7,7 +7,7 @@ from helpers import DATA, SUBSET, config_file, only_run, results, run_cli, statu
 
 pytestmark = pytest.mark.slow
 
-RESULT_KEYS = ['model', 'dataset', 'split', 'with_bg', 'targets', 'main_problem_resolve_rate',
+RESULT_KEYS = ['schema_version', 'texts_file', 'model', 'dataset', 'split', 'with_bg', 'targets', 'main_problem_resolve_rate',
                'subproblem', 'main_problem_resolved', 'main_problem_total', 'subproblem_correct',
                'subproblem_total', 'problems']
 
@@ -25,6 +25,11 @@ def test_reference_model_subset_passes_everything(official_data, tmp_path):
         assert (res['subproblem_correct'], res['subproblem_total']) == (6, 6)
         step = res['problems'][0]['steps'][0]
         assert set(step) >= {'step_id', 'status', 'returncode', 'duration_s', 'stdout', 'stderr'}
+        # the file names its texts by hash; they are in the texts file beside it, put back when read
+        assert step['answer']['prompt'].startswith('PROBLEM DESCRIPTION') and step['tests'] and step['gold_code']
+        written = json.loads((run_dir / 'results' / 'ref' / f'{ds}.json').read_text())
+        assert (run_dir / 'results' / 'ref' / written['texts_file']).is_file()
+        assert 'prompt' not in written['problems'][0]['steps'][0]['answer']
     # The answers are the same with and without background: each program ran once
     # (during inference, as each problem finished), and both results reuse that verdict.
     executed = [p for p in (run_dir / 'cache' / 'verdicts').glob('*.json') if not p.name.startswith('_')]

@@ -83,7 +83,7 @@ def test_a_torn_last_line_is_ignored_with_a_note_and_its_step_asked_again(offici
     assert case.requested == case.needed + 1
     # the cut line stays (for inspection), never read as a record; the step has one record again
     store = PredictionStore(case.run_dir / 'predictions' / 'api' / 'val.jsonl')
-    assert [r['step_id'] for r in store.records()].count(case.extra['torn_step']) == 1
+    assert [r.step_id for r in store.records()].count(case.extra['torn_step']) == 1
     assert [key for _, key in store.torn()] == [case.extra['torn_step']]
 
 

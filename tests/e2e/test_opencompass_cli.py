@@ -247,8 +247,10 @@ def test_bad_input_is_refused_with_the_fix_before_any_request(tmp_path, loopback
 
 # ------------------------------------------------------------------ the OpenCompass-style table
 def _results(main, sub):
-    return {'main_problem_resolve_rate': main, 'subproblem': sub, 'accuracy': main, 'sub_accuracy': sub,
-            'subproblem_total': 50}
+    from opencompass_scicode.results.schema import ResultsFile
+    return ResultsFile(model='m', dataset='d', main_problem_resolve_rate=main, subproblem=sub, accuracy=main,
+                       sub_accuracy=sub, main_problem_resolved=0, main_problem_total=0, subproblem_correct=0,
+                       subproblem_total=50)
 
 
 def test_the_table_follows_dataset_abbrs_and_averages_groups():

@@ -81,11 +81,11 @@ def test_merging_parts_keeps_every_record_and_can_run_again(tmp_path):
     assert set(shard.load()) == {'1.1'}          # a shard sees the run's earlier records
     shard.append({'step_id': '1.1', 'code': 'new'})
     PredictionStore(parts[1], base=final).append({'step_id': '2.1', 'code': 'b'})
-    assert PredictionStore(final).load()['1.1']['code'] == 'old'     # never written by a shard
+    assert PredictionStore(final).load()['1.1'].code == 'old'     # never written by a shard
     copy = [p.read_text() for p in parts]
     merge_parts(final, parts)
     merged = PredictionStore(final)
-    assert {k: r['code'] for k, r in merged.load().items()} == {'1.1': 'new', '2.1': 'b'}
+    assert {k: r.code for k, r in merged.load().items()} == {'1.1': 'new', '2.1': 'b'}
     assert merged.usage()['requests'] == 0 and len(list(merged.records())) == 3
     assert not (tmp_path / 'p' / 'd.parts').exists()
     # a merge cut short after the final file was written runs again without adding anything twice
@@ -119,7 +119,7 @@ def test_a_sharded_run_writes_what_an_unsharded_run_writes(tmp_path):
         for dataset in ('val', 'val_bg'):
             assert _verdicts(a, model, dataset) == _verdicts(b, model, dataset)
             pa, pb = (PredictionStore(r / 'predictions' / model / f'{dataset}.jsonl').load() for r in (a, b))
-            assert {k: v.get('code') for k, v in pa.items()} == {k: v.get('code') for k, v in pb.items()}
+            assert {k: v.code for k, v in pa.items()} == {k: v.code for k, v in pb.items()}
         usage = [{d: {k: v for k, v in u.items() if k != 'model time (s)'} for d, u in
                   json.loads((r / 'predictions' / model / 'usage.json').read_text()).items()} for r in (a, b)]
         assert usage[0] == usage[1] and usage[0]['val']['steps answered'] == 6

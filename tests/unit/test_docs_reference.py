@@ -2,6 +2,8 @@
 does, and stop the build when they no longer can. The site itself is built and opened in Chromium
 by tests/e2e/test_docs_site.py."""
 import argparse
+import importlib
+import json
 import re
 import sys
 import textwrap
@@ -15,23 +17,35 @@ sys.path.insert(0, str(ROOT))
 
 from opencompass_scicode import registry  # noqa: E402
 from opencompass_scicode.config import validate_config  # noqa: E402
+from opencompass_scicode.config.records import ConfigFile, EvalCfg, RunCfg  # noqa: E402
 from opencompass_scicode.errors import ConfigError  # noqa: E402
 from opencompass_scicode.inference.settings import InferConfig  # noqa: E402
+from opencompass_scicode.partitioners.limits import Endpoint  # noqa: E402
+from opencompass_scicode.utils.options import check_options  # noqa: E402
+import tools.docs_reference as reference  # noqa: E402
 from tools.docs_reference import commands, config_keys, exit_codes, fields, results_file  # noqa: E402
 
 # Placeholders for the options an entry cannot be built without.
-REQUIRED = {'path': 'x', 'partition': 'debug'}
+REQUIRED = {'path': 'x', 'partition': 'debug', 'base_url': 'http://127.0.0.1:9/v1'}
 
 
 def _classes():
-    return [registry.resolve_type(name) for name in registry.REGISTRY] + [InferConfig]
+    return [registry.resolve_type(name) for name in registry.REGISTRY] + [InferConfig, Endpoint, RunCfg, EvalCfg]
 
 
-def _build(cls, **options):
+def _entry(cls, **options):
+    """An entry of `cls` with `options`, and what it cannot be built without."""
     base = {o.name: REQUIRED[o.name] for o in fields.options(cls) if o.required}
     if cls.__name__ == 'OpenAIChatModel':
         base.update(base_url='http://127.0.0.1:9/v1', key='x')
-    return cls(**{**base, **options})
+    return {**base, **options}
+
+
+def _check_and_build(cls, **options):
+    """As a config's entry is: checked against its record, then built (the class's own checks)."""
+    entry = _entry(cls, **options)
+    check_options(cls, entry, 'entry')
+    return cls(**entry)
 
 
 @pytest.fixture(scope='module')
@@ -58,6 +72,8 @@ def test_every_option_of_every_registered_class_is_listed_with_its_default(confi
     infer = _section(config_page, 'infer_cfg')
     assert all(f'| `{o.name}` |' in infer for o in fields.options(InferConfig))
     assert "| `mode` | str | `'naive'` | `'naive'`, `'chat'`, `'tool_use'` |" in infer
+    for record, section in ((RunCfg, 'models'), (Endpoint, 'endpoints')):
+        assert all(f'| `{o.name}` | {o.type} |' in config_page for o in fields.options(record))
 
 
 def test_a_class_of_a_package_no_section_places_stops_the_page(monkeypatch):
@@ -66,47 +82,61 @@ def test_a_class_of_a_package_no_section_places_stops_the_page(monkeypatch):
         config_keys.registered_classes()
 
 
-def choices_mismatches():
-    """Options whose listed values differ from what their class accepts: every option the class
-    refuses a value of as unknown must list its values, each listed value must be accepted, and an
-    option with listed values must refuse others. The probe is what finds an option with values
-    no one listed."""
+def choices_mismatches(classes=None):
+    """Options whose listed values differ from what the config accepts: every option that is refused a
+    value as unknown (by the config check, or by its class when built) must list its values, each
+    listed value must be accepted, and an option with listed values must refuse others. The probe
+    is what finds an option whose class restricts its values without its record saying so."""
     out = []
-    for cls in _classes():
+    for cls in classes or _classes():
         for option in fields.options(cls):
             try:
-                _build(cls, **{option.name: '__no_such_value__'})
+                _check_and_build(cls, **{option.name: '__no_such_value__'})
                 refused = False
             except ConfigError as exc:
-                refused = exc.key == option.name and exc.message.startswith('unknown')
+                refused = exc.key.split('.')[-1] == option.name and exc.message.startswith('unknown')
             except (TypeError, ValueError):     # a string where something else is wanted: no choice
                 refused = False
             if refused != bool(option.choices):
                 out.append(f'{cls.__name__}.{option.name}')
             for value in option.choices or ():
                 try:
-                    _build(cls, **{option.name: value})
+                    _check_and_build(cls, **{option.name: value})
                 except ConfigError:
                     out.append(f'{cls.__name__}.{option.name}={value!r}')
     return out
 
 
-def test_the_allowed_values_shown_are_exactly_what_each_class_accepts(monkeypatch):
+class _Colours:
+    accepted = ('red', 'blue')
+
+    def __init__(self, colour='red'):
+        if colour not in self.accepted:
+            raise ConfigError(f'unknown colour {colour!r}', key='colour')
+
+
+class Listed(_Colours):
+    def __init__(self, colour: typing.Literal['red', 'blue'] = 'red'):
+        super().__init__(colour)
+
+
+class Unlisted(_Colours):
+    def __init__(self, colour: str = 'red'):          # the class refuses values its record does not name
+        super().__init__(colour)
+
+
+class Misnamed(_Colours):
+    def __init__(self, colour: typing.Literal['red', 'green'] = 'red'):     # lists one its class refuses
+        super().__init__(colour)
+
+
+def test_the_allowed_values_shown_are_exactly_what_each_class_accepts():
     assert choices_mismatches() == []
-    monkeypatch.delitem(fields.CHOICES, ('SciCodeSummarizer', 'layout'))
-    monkeypatch.setitem(fields.INLINE_CHOICES, ('OpenAIChatModel', 'api'), ('chat', 'completions'))
-    assert choices_mismatches() == ['OpenAIChatModel.api=\'completions\'', 'SciCodeSummarizer.layout']
-
-
-def test_a_choices_entry_naming_what_no_longer_exists_stops_the_page(monkeypatch):
-    monkeypatch.setitem(fields.CHOICES, ('SciCodeDataset', 'split'), 'opencompass_scicode.datasets.scicode:GONE')
-    with pytest.raises(LookupError, match='GONE'):
-        fields.options(registry.resolve_type('SciCodeDataset'))
+    assert choices_mismatches([Listed, Unlisted, Misnamed]) == ['Unlisted.colour', "Misnamed.colour='green'"]
 
 
 def test_a_typed_record_is_read_from_its_fields():
-    """When the config entries become pydantic models, their fields, Literal values and
-    descriptions are what the page shows."""
+    """A typed record's fields, Literal values and descriptions are what the page shows."""
     pydantic = pytest.importorskip('pydantic')
 
     class Entry(pydantic.BaseModel):
@@ -115,28 +145,32 @@ def test_a_typed_record_is_read_from_its_fields():
         name: str
 
     options = {o.name: o for o in fields.options(Entry)}
-    assert options['mode'] == fields.Option('mode', "'naive' or 'chat'", False, 'naive', ('naive', 'chat'),
-                                            'how steps are asked')
-    assert options['limit'].type == 'int or None' and options['limit'].choices is None
+    assert options['mode'] == fields.Option('mode', 'str', False, 'naive', ('naive', 'chat'), 'how steps are asked')
+    assert options['limit'].type == 'whole number or None' and options['limit'].choices is None
     assert options['name'].required
     table = config_keys.options_table(Entry)
     assert 'what it does' in table.splitlines()[0] and 'how steps are asked' in table
 
 
-def test_the_top_level_and_eval_cfg_keys_listed_are_the_ones_the_config_check_reads():
+def test_the_config_files_own_keys_are_its_record_and_the_config_check_reads_each():
     good = {'models': [dict(type='ReferenceModel')], 'datasets': [dict(type='SciCodeDataset')]}
     wrong = {'models': 'x', 'datasets': 'x', 'summarizer': 'x', 'runner': 'x', 'partitioner': 'x',
-             'infer': 'x', 'eval': 'x', 'work_dir': 1, 'agentcompass_outputs': 'yes'}
-    assert set(wrong) == {key for key, *_ in config_keys.TOP_LEVEL}
+             'infer': 'x', 'eval': 'x', 'endpoints': 'x', 'work_dir': 1, 'agentcompass_outputs': 'yes'}
+    assert set(wrong) == set(ConfigFile.model_fields)
     validate_config(good)
     for key, value in wrong.items():
         with pytest.raises(ConfigError) as exc:
             validate_config({**good, key: value})
         assert exc.value.key.split('.')[0].split('[')[0] == key, key
+    page = config_keys.page()
+    for option in fields.options(ConfigFile):
+        assert f'| `{option.name}` | {option.type} |' in page
+    assert "| `work_dir` | str | `'outputs/default'` |" in page
     with pytest.raises(ConfigError) as exc:
         validate_config({**good, 'datasets': [dict(type='SciCodeDataset', eval_cfg=dict(nope=1))]})
-    listed = exc.value.fix.split('valid options: ')[1].split(', ')
-    assert listed == [key for key, *_ in config_keys.EVAL_CFG]
+    listed = exc.value.fix.split('accepted options: ')[1].split(', ')
+    assert listed == [o.name for o in fields.options(EvalCfg)]
+    assert all(f'| `{name}` |' in _section(page, 'eval_cfg') for name in listed)
 
 
 def test_every_flag_of_each_command_is_on_the_page():
@@ -168,19 +202,33 @@ def test_exit_codes_are_read_with_their_meaning(tmp_path, monkeypatch):
         exit_codes.exit_codes('unexplained_codes')
 
 
-def test_the_results_fields_are_what_the_code_writes_and_each_is_described_in_the_guide(monkeypatch, tmp_path):
-    keys = [key for key, _, _ in results_file.top_level()]
-    for key in ('model', 'targets', 'main_problem_resolve_rate', 'subproblem_ci95', 'excluding_known_defects',
-                'pass_at_k', 'protections', 'problems'):
-        assert key in keys
-    assert len(keys) == len(set(keys))
+def test_the_results_page_is_the_records_schema_and_each_key_is_described_in_the_guide(monkeypatch, tmp_path):
+    from opencompass_scicode.results.schema import SCHEMA_VERSION, ResultsFile, results_schema
+    schema = results_schema()
+    assert results_file.top_level_keys() == list(ResultsFile.model_fields)
+    assert json.loads(results_file.schema_file()) == schema
+    assert reference.pages()['reference/results.schema.json'] == results_file.schema_file()
     page = results_file.page()
-    assert '`failed_test`' in page and '`comparison`' in page and '`wrong_value`' in page
+    assert f'`schema_version` {SCHEMA_VERSION}' in page and '(results.schema.json)' in page
+    for name in results_file.records(schema):
+        section = page.split(f'{{#{name.lower()}}}')[1].split('\n## ')[0]
+        record = ResultsFile if name == 'ResultsFile' else getattr(importlib.import_module(
+            'opencompass_scicode.results.schema'), name)
+        for field, info in record.model_fields.items():
+            assert f'| `{field}` |' in section, (name, field)
+            assert not info.description or info.description.split('(')[0][:30] in section, (name, field)
+    assert {'ProblemResult', 'StepResult', 'Answer', 'NearMisses', 'DefectFreeRates'} <= set(results_file.records(schema))
+    assert '`failed_test`' in page and '`comparison`' in page and '`wrong_value`' in page and '`eval_error`' in page
+    assert 'version 1 to 2: Files written before `schema_version` existed' in page
     guide = tmp_path / 'results.md'
     guide.write_text(results_file.GUIDE.read_text().replace('`protections`', 'protections'))
     monkeypatch.setattr(results_file, 'GUIDE', guide)
     with pytest.raises(LookupError, match='protections'):
         results_file.page()
-    monkeypatch.delitem(results_file.SETTINGS_TYPES, 'created_at')
-    with pytest.raises(LookupError, match='created_at'):
-        results_file.top_level()
+
+
+def test_json_types_are_read_from_the_schema():
+    assert results_file.json_type({'anyOf': [{'type': 'array', 'items': {'type': 'number'}}, {'type': 'null'}]}) == \
+        'array of number or null'
+    assert results_file.json_type({'$ref': '#/$defs/Answer'}) == '[Answer](#answer)'
+    assert results_file.json_type({'type': 'object', 'additionalProperties': {'type': 'integer'}}) == 'object of integer'

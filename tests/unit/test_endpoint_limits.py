@@ -92,7 +92,8 @@ def test_task_limits_alone():
 @pytest.mark.parametrize('endpoints, key, says', [
     (dict(base_url=URL), 'endpoints', 'must be a list of dicts'),
     (['http://h/v1'], 'endpoints[0]', 'must be a dict'),
-    ([dict(max_concurrency=4)], 'endpoints[0].base_url', 'needs a base_url'),
+    ([dict(max_concurrency=4)], 'endpoints[0].base_url', "needs 'base_url'"),
+    ([dict(base_url='/', max_concurrency=4)], 'endpoints[0].base_url', 'needs a base_url'),
     ([dict(base_url=URL)], 'endpoints[0]', 'sets no limit'),
     ([dict(base_url=URL, max_concurency=4)], 'endpoints[0].max_concurency', "did you mean 'max_concurrency'"),
     ([dict(base_url=URL, max_concurrency=0)], 'endpoints[0].max_concurrency', 'positive'),

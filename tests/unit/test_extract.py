@@ -61,6 +61,8 @@ def test_the_extraction_is_an_inference_setting_that_only_changes_fingerprints_w
     from opencompass_scicode.inference.settings import InferConfig
     assert 'extraction' not in InferConfig().settings()
     assert InferConfig(extraction='fenced').settings()['extraction'] == 'fenced'
-    with pytest.raises(ConfigError, match="unknown extraction rule 'loose'") as caught:
-        InferConfig(extraction='loose')
-    assert caught.value.key == 'extraction' and "'official', 'fenced'" in caught.value.fix
+    from opencompass_scicode.utils.options import check_options
+    with pytest.raises(ConfigError, match="unknown extraction 'loose'") as caught:     # as a config is checked
+        check_options(InferConfig, {'extraction': 'loose'}, 'datasets[0].infer_cfg')
+    assert caught.value.key == 'datasets[0].infer_cfg.extraction'
+    assert "'official', 'fenced'" in caught.value.fix, caught.value.fix

@@ -65,7 +65,7 @@ def prompts_and_programs(dataset_cfg, tmp_path, official_data):
     steps = {s.step_id for s in dataset.problems[0].scored_steps}
     targets = SimpleNamespace(step_ids=steps, file_for=lambda step_id: tmp_path / 'unused.h5')
     jobs, _ = build_evaluator(dataset_cfg).jobs(dataset, predictions, targets)
-    return dataset, predictions['13.7']['prompt'], jobs['13.7', 0].program
+    return dataset, predictions['13.7'].prompt, jobs['13.7', 0].program
 
 
 def test_the_datasets_setting_reaches_prompts_and_test_programs(tmp_path, official_data):

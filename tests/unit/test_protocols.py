@@ -5,6 +5,8 @@ import re
 import h5py
 import pytest
 
+from opencompass_scicode.utils.options import check_options
+
 from helpers import ROOT
 from opencompass_scicode import protocols
 from opencompass_scicode.errors import ConfigError
@@ -105,8 +107,8 @@ def test_extraction_rules():
     # no ```python block: OpenCompass takes nothing, the official rule takes the whole answer
     bare = 'def f():\n    return 1'
     assert extractor('opencompass')(bare) == '' and extractor('official')(bare) == bare
-    with pytest.raises(ConfigError):
-        InferConfig(extraction='mine')
+    with pytest.raises(ConfigError, match="unknown extraction 'mine'"):     # as a config is checked
+        check_options(InferConfig, {'extraction': 'mine'}, 'infer_cfg')
 
 
 def test_the_request_temperature_is_the_models_else_the_datasets_else_none():

@@ -364,9 +364,10 @@ def test_a_copied_worker_is_just_as_contained(world, tmp_path):
     before = tree_state(root)
 
     def job(program, modules=()):
-        return StepJob(step_id='copy', program=program, tests=[], dependencies='', modules=modules)
+        return StepJob(step_id='copy', program=program, tests=[], dependencies='', modules=modules,
+                       limits=Limits(timeout=20))
 
-    with ForkServerExecutor(Limits(timeout=20), workers=2) as executor:
+    with ForkServerExecutor(workers=2) as executor:
         first = executor.run(job('import sqlite3\n', ('sqlite3',)), 0)
         assert first.events[-1]['event'] == 'completed', first.stderr
         assert 'sqlite3 loaded: False' in executor.run(job(probe), 1).stdout

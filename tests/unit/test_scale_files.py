@@ -5,6 +5,7 @@ import sys
 
 from helpers import DATA, ROOT
 from opencompass_scicode.datasets import SciCodeDataset
+from opencompass_scicode.results.schema import load_results
 from opencompass_scicode.summarizers import SciCodeSummarizer
 from opencompass_scicode.summarizers.report import Records, _Chunk
 from opencompass_scicode.summarizers.results_files import collect
@@ -39,8 +40,10 @@ def test_the_synthetic_run_loads_through_the_summarizer(tmp_path):
     files = sorted((run_dir.root / 'results').glob('*/*.json'))
     assert [f'{f.parent.name}/{f.stem}' for f in files] == [
         f'model-0{m}/scicode_all{sfx}' for m in (0, 1) for sfx in ('', '_with_background')]
+    assert sorted((run_dir.root / 'results').glob('*/*.texts.json.gz')) == [
+        f.with_name(f'{f.stem}.texts.json.gz') for f in files]
     for path in files:
-        results = json.loads(path.read_text())
+        results = load_results(path).to_json()
         assert results['subproblem_total'] == 2 * scored and results['samples'] == 2
         assert set(results['pass_at_k']['main']) == {'1', '2'}
         records = [s for p in results['problems'] for s in p['steps']]
@@ -63,7 +66,7 @@ def test_the_synthetic_run_loads_through_the_summarizer(tmp_path):
     index, chunks = gathered.payload()
     assert len(index['records']) == 2 * 2 * 2 * steps and len(chunks) == 2 * len(IDS)
     # every prompt, response and code as the results file has it, from its chunk
-    first = json.loads(files[0].read_text())
+    first = load_results(files[0]).to_json()
     compared = 0
     for problem in first['problems']:
         chunk = gathered.chunks['scicode_all', problem['problem_id']]

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from file_server import FileServer
-from helpers import make_data_dir, TINY_PROBLEMS, tiny_dataset
+from helpers import make_data_dir, TINY_PROBLEMS, fake_results, tiny_dataset
 from opencompass_scicode.errors import ConfigError, DataError
+from opencompass_scicode.results.schema import read_results
 from opencompass_scicode.targets import fetch as fetching
 from opencompass_scicode.targets.fetch import FetchError, Fetching, fetch, partial_path
 from opencompass_scicode.targets.h5format import write_step_targets
@@ -248,9 +249,11 @@ def test_verified_mode_fetches_its_own_file_and_labels_it_verified(tmp_path, tar
     # an official-mode dataset of the same directory does not take it for the official file
     with pytest.raises(DataError, match='needs the official test targets'):
         load_targets(tiny_dataset(data_dir, split='test'))
-    said = notes({('m', 'd'): {'targets': 'verified'}})
+    def collected(kind):
+        return {('m', 'd'): read_results(fake_results('m', 'd', False, 1, 2, targets=kind))}
+    said = notes(collected('verified'))
     assert any('"verified"' in line and 'not comparable with official' in line for line in said)
-    assert not any('"verified"' in line for line in notes({('m', 'd'): {'targets': 'official'}}))
+    assert not any('"verified"' in line for line in notes(collected('official')))
 
 
 def test_h5py_file_naming_the_default_place_is_fetched_there(tmp_path, targets_bytes):

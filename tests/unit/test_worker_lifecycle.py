@@ -92,10 +92,11 @@ HOST = '''
 import sys
 from opencompass_scicode.sandbox.executor import ForkServerExecutor, Limits, StepJob
 program, on_a_copy = sys.argv[1], sys.argv[2] == 'copy'
-with ForkServerExecutor(Limits(timeout=120), workers=2 if on_a_copy else 1) as executor:
+with ForkServerExecutor(workers=2 if on_a_copy else 1) as executor:
     if on_a_copy:
         assert executor.copy_worker(0, 1)
-    executor.run(StepJob(step_id='host', program=program, tests=[], dependencies=''), 1 if on_a_copy else 0)
+    executor.run(StepJob(step_id='host', program=program, tests=[], dependencies='', limits=Limits(timeout=120)),
+                 1 if on_a_copy else 0)
 '''
 # A step that leaves a detached process behind, says it is running, and then takes its time.
 LINGERING_STEP = ('import subprocess, time\n'
@@ -154,19 +155,20 @@ def test_starting_an_executor_sweeps_what_killed_workers_left(monkeypatch):
     assert wait_until(lambda: not running(worker) and not running(zygote), 10)
     assert marker_processes(), 'the detached process should have outlived its step'
     assert all(os.path.exists(path) for path in stale)
-    with ForkServerExecutor(Limits(timeout=20), workers=1) as live:
+    limits = Limits(timeout=20)
+    with ForkServerExecutor(workers=1) as live:
         cwd = live.run(StepJob(step_id='live', program='import os\nprint(os.getcwd())\n', tests=[],
-                               dependencies=''), 0)
+                               dependencies='', limits=limits), 0)
         live_worker = live._slots[0].pid
         kept = [os.path.dirname(cwd.stdout.strip())] + [
             path.replace(f'scicode-worker-{worker}', f'scicode-worker-{live_worker}') for path in stale[1:]]
         assert all(os.path.exists(path) for path in kept)
         monkeypatch.setattr(leftovers, '_swept', False)      # once per process: this one has swept
-        ForkServerExecutor(Limits(timeout=20), workers=1).start()
+        ForkServerExecutor(workers=1).start()
         assert [path for path in stale if os.path.exists(path)] == []
         assert wait_until(lambda: not marker_processes(), 5), 'a process in a stale cgroup was not killed'
         assert all(os.path.exists(path) for path in kept)
-        again = live.run(StepJob(step_id='live', program='x = 1\n', tests=[], dependencies=''), 0)
+        again = live.run(StepJob(step_id='live', program='x = 1\n', tests=[], dependencies='', limits=limits), 0)
         assert again.events[-1]['event'] == 'completed', again.stderr
 
 

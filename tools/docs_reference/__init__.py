@@ -1,6 +1,6 @@
 """The Reference pages of the documentation site, generated from the code at every build.
 
-`pages()` gives {path under docs/: Markdown}; hooks.py hands them to mkdocs, and
+`pages()` gives {path under docs/: Markdown, or the JSON Schema of the results file}; hooks.py hands them to mkdocs, and
 `python -m tools.docs_reference DIR` writes them to DIR to read them without a build.
 """
 from . import commands, config_keys, exit_codes, results_file
@@ -10,6 +10,7 @@ GENERATORS = {
     'reference/commands.md': commands.page,
     'reference/exit-codes.md': exit_codes.page,
     'reference/results-file.md': results_file.page,
+    'reference/' + results_file.SCHEMA_FILE: results_file.schema_file,
 }
 
 

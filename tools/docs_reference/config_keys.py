@@ -1,15 +1,14 @@
 """reference/config.md: every key a config may set, with its type, default and allowed values.
 
-Where it reads (the single source the config check itself uses):
+Where it reads (the typed records the config check itself holds a config against):
+- the config file's own keys: `config.records.ConfigFile` (types, defaults, descriptions);
 - which classes an entry may name: `registry.REGISTRY` (short name -> import path), grouped by
   the package each lives in (`SECTIONS`);
-- each class's options: fields.options(), i.e. the constructor's signature and annotations that
-  `registry.check_kwargs` holds entries against (or a typed record's `model_fields`);
-- a dataset's `infer_cfg`: `inference.settings.InferConfig`, which `config/validate.py` checks it with;
-- the names `config/validate.py` checks by hand: `STAGE_KEYS` (of `infer` and `eval`),
-  `RUN_CFG_KEYS` (a model's `run_cfg`), `DATASET_SECTIONS`; and, until the typed config record
-  lands, the top-level keys and the `eval_cfg` keys below (`TOP_LEVEL`, `EVAL_CFG`), which
-  tests/unit/test_docs_reference.py holds against validate_config.
+- each class's options: its options record (fields.options(), `utils.options.options_record`):
+  the constructor's signature, annotations and defaults, its `Literal` values the allowed ones;
+- the sections between: `config.records` (`RunCfg`, `EvalCfg`, `StageSection`),
+  `inference.settings.InferConfig` (`infer_cfg`), `partitioners.limits.Endpoint` (`endpoints`),
+  and `config.validate.DATASET_SECTIONS`.
 """
 import inspect
 from collections import defaultdict
@@ -30,29 +29,12 @@ SECTIONS = (
     ('partitioners', 'Partitioners', 'partitioners', 'partitioner, infer.partitioner, eval.partitioner',
      '../guide/running.md#shards'),
 )
-
-# The config file's own keys, as config/validate.py and launch/ read them: (key, type, default, what).
-TOP_LEVEL = (
-    ('models', 'list of model entries', 'required', 'the models to evaluate ([Models](#models))'),
-    ('datasets', 'list of dataset entries', 'required', 'the datasets to evaluate them on ([Datasets](#datasets))'),
-    ('summarizer', 'entry', "dict(type='SciCodeSummarizer')", 'tables, plot and report after the run '
-                                                               '([Summarizer](#summarizer))'),
-    ('runner', 'entry', "dict(type='LocalRunner')", 'launches the tasks of both stages, unless a stage '
-                                                    'section names its own ([Runners](#runners))'),
-    ('partitioner', 'entry', "dict(type='NaivePartitioner')", 'turns models x datasets into tasks, for both '
-                                                              'stages unless a stage section names its own '
-                                                              '([Partitioners](#partitioners))'),
-    ('infer', 'dict', 'None', 'the inference stage\'s own partitioner and runner ([stage sections](#stage-sections))'),
-    ('eval', 'dict', 'None', 'the evaluation stage\'s own partitioner and runner ([stage sections](#stage-sections))'),
-    ('work_dir', 'str', "'outputs/default'", 'where run directories go (`-w` wins)'),
-    ('agentcompass_outputs', 'bool', 'False', 'also write AgentCompass\'s `details/` and `summary.md` '
-                                             '([Coming from AgentCompass](../from-agentcompass.md#outputs))'),
-)
-# A dataset's eval_cfg: (key, type, default, what).
-EVAL_CFG = (
-    ('evaluator', 'entry', "dict(type='SciCodeEvaluator')", 'scores the steps ([Evaluator](#evaluator))'),
-    ('pass_at_k', 'list of int', '[]', 'more k for pass@k beside 1 and n (k above `infer_cfg.n` is left out)'),
-)
+# Where the reference says more of a top-level key (a section of this page, or a guide's).
+SEE_ALSO = {
+    'models': '#models', 'datasets': '#datasets', 'summarizer': '#summarizer', 'runner': '#runners',
+    'partitioner': '#partitioners', 'infer': '#stage-sections', 'eval': '#stage-sections',
+    'endpoints': '#endpoints', 'agentcompass_outputs': '../from-agentcompass.md#outputs',
+}
 
 
 def registered_classes():
@@ -76,11 +58,7 @@ def _default(option):
 
 
 def _type(option):
-    if option.type:
-        return cell(option.type)
-    if option.required or option.default is None:
-        return '—'
-    return f'— ({type(option.default).__name__})'      # not annotated: its default's type
+    return cell(option.type)
 
 
 def _choices(option):
@@ -120,39 +98,62 @@ def class_section(name, cls, level='###', skip=()):
     return '\n'.join(out)
 
 
-def _rows(declared):
-    return [[code(key), cell(kind), code(default) if default != 'required' else '**required**', what]
-            for key, kind, default, what in declared]
+def top_level_table():
+    """The config file's own keys (`ConfigFile`), each with a link to where the page says more."""
+    from opencompass_scicode.config.records import ConfigFile
+    rows = []
+    for option in fields.options(ConfigFile):
+        what = cell(option.description)
+        if option.name in SEE_ALSO:
+            what += f' ([more]({SEE_ALSO[option.name]}))'
+        rows.append([code(option.name), _type(option), _default(option), what])
+    return table(['key', 'type', 'default', 'what it holds'], rows)
+
+
+def _names(cls):
+    return ', '.join(code(option.name) for option in fields.options(cls))
 
 
 def page():
-    from opencompass_scicode.config.validate import DATASET_SECTIONS, RUN_CFG_KEYS, STAGE_KEYS
+    from opencompass_scicode.config.records import ConfigFile, EvalCfg, RunCfg, StageSection
+    from opencompass_scicode.config.validate import DATASET_SECTIONS
     from opencompass_scicode.inference.settings import InferConfig
+    from opencompass_scicode.partitioners.limits import Endpoint
     from opencompass_scicode.registry import REGISTRY
     classes = registered_classes()
-    out = ['# Config keys', '', generated_note('opencompass_scicode/registry.py', 'opencompass_scicode/config/validate.py',
+    out = ['# Config keys', '', generated_note('opencompass_scicode/config/records.py', 'opencompass_scicode/registry.py',
+                                                 'opencompass_scicode/utils/options.py',
                                                  'opencompass_scicode/inference/settings.py',
+                                                 'opencompass_scicode/partitioners/limits.py',
                                                  'tools/docs_reference/config_keys.py'),
            'A config is a Python file whose top-level names are the keys below ([Configs](../guide/configs.md) '
            'shows how to write one). An entry is `dict(type=..., key=value, ...)`: `type` is a class, a dotted '
            'import path or one of the short names below. A key the entry\'s class does not take, a value of '
            'another type than the one listed, and a value outside the allowed ones stop the run before any '
-           'work, naming the file, the key and the fix.', '',
-           'A type of `number` takes an int too. A type of — is not annotated: the config check takes any '
-           'value there, and the class checks what it needs when the entry is built; in brackets, the type '
-           'of its default.', '',
+           'work, naming the file, the key and the fix. Each table is read from the typed record that check '
+           'uses, so the two cannot disagree.', '',
+           'A type of `number` takes a whole number too. A type of `any` is not annotated: the config check '
+           'takes any value there, and the class checks what it needs when the entry is built.', '',
            '## The config file {#the-config-file}', '',
-           table(['key', 'type', 'default', 'what it holds'], _rows(TOP_LEVEL)), '',
+           f'The file\'s own keys ({code(ConfigFile.__module__ + ".ConfigFile")}); a key left out, or `None`, '
+           'is its default. Other top-level names (what the file imports, helpers) are left alone.', '',
+           top_level_table(), '',
            '### Stage sections {#stage-sections}', '',
-           f'`infer` and `eval` take {", ".join(code(k) for k in STAGE_KEYS)}: entries as in '
-           '[Runners](#runners) and [Partitioners](#partitioners), for that stage alone.', '']
+           f'`infer` and `eval` take {_names(StageSection)}: entries as in '
+           '[Runners](#runners) and [Partitioners](#partitioners), for that stage alone.', '',
+           '### endpoints {#endpoints}', '',
+           f'Each entry of {code("endpoints")} ({code(Endpoint.__module__ + ".Endpoint")}) sets the limits '
+           'of one server, shared by every model that asks its `base_url` ([Sweeps of API models]'
+           '(../sweeps-of-api-models.md)):', '',
+           options_table(Endpoint), '']
     for package, heading, anchor, where, guide in SECTIONS:
         out += [f'## {heading} {{#{anchor}}}', '',
                 f'Entries at {", ".join(code(w.strip()) for w in where.split(","))}. '
                 f'How to use them: [the guide]({guide}).', '']
         if package == 'models':
-            out += [f'Every model entry also takes {code("run_cfg")}, what its tasks ask of a cluster: '
-                    f'{", ".join(code(k) for k in RUN_CFG_KEYS)} (whole numbers >= 0).', '']
+            out += [f'Every model entry also takes {code("run_cfg")}, what its tasks ask of a cluster '
+                    f'({code(RunCfg.__module__ + ".RunCfg")}; whole numbers >= 0):', '',
+                    options_table(RunCfg), '']
         if package == 'datasets':
             out += [f'A dataset entry also takes the sections {", ".join(code(s) for s in DATASET_SECTIONS)} '
                     f'(below); its {code("type")} may be left out (`SciCodeDataset`).', '']
@@ -167,7 +168,9 @@ def page():
                     '[Generation modes](../guide/generation-modes.md)).', '',
                     options_table(InferConfig), '',
                     '### eval_cfg {#eval_cfg}', '',
-                    table(['key', 'type', 'default', 'what it holds'], _rows(EVAL_CFG)), '']
+                    f'How the dataset\'s steps are scored ({code(EvalCfg.__module__ + ".EvalCfg")}); the '
+                    'evaluator\'s options are [below](#evaluator).', '',
+                    options_table(EvalCfg), '']
     out += ['## Short names {#short-names}', '',
             table(['short name', 'class'], [[code(name), code(path)] for name, path in REGISTRY.items()]), '']
     return '\n'.join(out)

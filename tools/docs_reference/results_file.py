@@ -1,133 +1,102 @@
-"""reference/results-file.md: the fields of a results file (`results/<model>/<dataset>.json`).
+"""reference/results-file.md and reference/results.schema.json: the results file
+(`results/<model>/<dataset>.json`), read from its typed record.
 
-A placeholder until the typed, versioned results model lands (then this page shows its JSON
-Schema). Until then it is read from what writes the file today:
-- the file's top-level keys: the dict literal that `EvalTask.run` (tasks/evaluate.py) writes,
-  read from its source, with the metrics it spreads in (`**scores`) computed by
-  `evaluation.metrics.score` on a small made-up problem (so their JSON types are real); the
-  types of the keys it takes from its settings are in `SETTINGS_TYPES`;
-- a problem's entry and its step records: the same computation; a step record's fields are
-  `results.record.StepRecord`'s (type and the comment on the field's line), plus what
-  `tasks.evaluate.with_answers` adds (`answer` with `ANSWER_FIELDS`, `tests`, `gold_code`);
-- the statuses and categories: `results.record.STATUSES` and `CATEGORIES`.
-Every top-level key must be described in guide/results.md: one that is not stops the build.
+Both come from `results.schema`: the JSON Schema is `results_schema()`, published as it is; the
+page's tables are read from that same schema (each record's fields, JSON types, defaults and
+descriptions), the upgrades from `UPGRADES` (each one's docstring says what it does), the statuses
+from the schema's enum, the categories from `results.record.CATEGORIES`, and the texts file from
+`results.texts` (its name and the fields that name its texts). Every top-level key
+must also be described in guide/results.md: one that is not stops the build.
 """
-import ast
-import dataclasses
 import inspect
-import io
-import tokenize
-import typing
+import json
 from pathlib import Path
 
-from .fields import type_text
 from .markdown import cell, code, generated_note, table
 
 GUIDE = Path(__file__).resolve().parents[2] / 'docs' / 'guide' / 'results.md'
-# The JSON types of the keys EvalTask.run takes from its settings rather than from the metrics, which
-# the generator cannot compute without a run. A key written there and missing here (or the
-# reverse) stops the build.
-SETTINGS_TYPES = {
-    'model': 'string', 'dataset': 'string', 'split': 'string', 'with_bg': 'boolean', 'targets': 'string',
-    'targets_file': 'string', 'evaluator': 'object', 'protections': 'object', 'predictions_digest': 'string',
-    'duration_s': 'number', 'created_at': 'string (ISO 8601, UTC)', 'problems': 'array',
-    'protocol': 'object', 'scored_with': 'object', 'targets_sha256': 'string or null',
-    'environment_differences': 'array',
-}
+SCHEMA_FILE = 'results.schema.json'         # beside the page, under reference/
 
 
-def _json_type(value):
-    if value is None:
-        return 'null'
-    if isinstance(value, bool):
-        return 'boolean'
-    if isinstance(value, int):
-        return 'integer'
-    if isinstance(value, float):
-        return 'number'
-    if isinstance(value, str):
+def _anchor(name):
+    return name.lower()
+
+
+def json_type(prop):
+    """A property of the JSON Schema in words: 'integer', 'array of number', 'string or null', a link
+    to the record it holds."""
+    if '$ref' in prop:
+        name = prop['$ref'].rsplit('/', 1)[1]
+        return f'[{name}](#{_anchor(name)})'
+    if 'anyOf' in prop:
+        parts = [json_type(p) for p in prop['anyOf'] if p.get('type') != 'null']
+        nullable = any(p.get('type') == 'null' for p in prop['anyOf'])
+        return ' or '.join(parts + (['null'] if nullable else []))
+    if 'enum' in prop:
         return 'string'
-    if isinstance(value, (list, tuple)):
-        return 'array'
-    return 'object'
+    kind = prop.get('type', 'any')
+    if kind == 'array' and prop.get('items'):
+        return f'array of {json_type(prop["items"])}'
+    if kind == 'object' and isinstance(prop.get('additionalProperties'), dict):
+        inner = json_type(prop['additionalProperties'])
+        return 'object' if inner == 'any' else f'object of {inner}'
+    return kind
 
 
-def _made_up_scores(n):
-    """The metrics part of a results file for one problem of two scored steps (one passes) and a
-    prefilled step, `n` samples each."""
-    from opencompass_scicode.datasets.scicode import Problem, Step
-    from opencompass_scicode.evaluation.metrics import score
-    from opencompass_scicode.results.record import StepRecord
-
-    def step(step_id, index):
-        return Step(step_id, index, 'description', '', 'def f():', 'return 0', ('assert f() == 0',))
-    problem = Problem('13', 'made up', 'import numpy as np',
-                      (step('13.5', 1), step('13.6', 2), step('13.7', 3)))
-    records = {}
-    for sample in range(n):
-        records['13.5', sample] = StepRecord('13.5', 'pass', returncode=0, category='pass')
-        records['13.7', sample] = StepRecord('13.7', 'fail', returncode=1, category='wrong_value',
-                                             error_type='AssertionError', failed_test=1, tests_total=1,
-                                             tests_passed=0)
-    return score([problem], records, n=n, ks=())
+def _default(info):
+    if info.is_required():
+        return '**required**'
+    default = info.get_default(call_default_factory=True)     # a default_factory's is not in the schema
+    if hasattr(default, 'model_dump'):
+        default = default.model_dump(mode='json')
+    return code(json.dumps(default))
 
 
-def evaluate_task_keys():
-    """[(key, spread)] of the dict `EvalTask.run` writes, in order: spread=True for `**...`."""
-    from opencompass_scicode.tasks import evaluate
-    tree = ast.parse(inspect.getsource(evaluate))
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
-                and any(isinstance(t, ast.Name) and t.id == 'results' for t in node.targets)):
-            return [(None, True) if key is None else (key.value, False) for key in node.value.keys]
-    raise LookupError('tasks/evaluate.py no longer builds `results = {...}`; point '
-                      'tools/docs_reference/results_file.py at what writes results files now')
+def _definitions(schema):
+    return {**schema.get('$defs', {}), 'ResultsFile': schema}
 
 
-def top_level():
-    """[(key, JSON type, only with n > 1)] in the order of a results file."""
-    one, several = _made_up_scores(1), _made_up_scores(2)
-    written = [key for key, spread in evaluate_task_keys() if not spread]
-    if set(written) != set(SETTINGS_TYPES):
-        raise LookupError(f'EvalTask.run writes {sorted(written)}; SETTINGS_TYPES in '
-                          f'tools/docs_reference/results_file.py gives types of {sorted(SETTINGS_TYPES)}')
+def _refs(prop):
+    if isinstance(prop, dict):
+        if '$ref' in prop:
+            yield prop['$ref'].rsplit('/', 1)[1]
+        for value in prop.values():
+            yield from _refs(value)
+    elif isinstance(prop, list):
+        for value in prop:
+            yield from _refs(value)
+
+
+def records(schema):
+    """The records of a results file, the file's own first, then each as its fields name it."""
+    definitions, order = _definitions(schema), ['ResultsFile']
+    for name in order:
+        for ref in _refs(definitions[name]['properties']):
+            if ref not in order:
+                order.append(ref)
+    return order
+
+
+def record_table(schema, name):
+    """The fields of one record: JSON type, default when absent, when the writer leaves it out, what it holds."""
+    from opencompass_scicode.results import schema as module
+    definition, record = _definitions(schema)[name], getattr(module, name)
     rows = []
-    for key, spread in evaluate_task_keys():
-        if not spread:
-            rows.append((key, SETTINGS_TYPES[key], False))
-            continue
-        for name, value in several.items():
-            if name != 'problems':
-                rows.append((name, _json_type(value), name not in one))
-    return rows
+    for field, prop in definition['properties'].items():
+        what = prop.get('description', '')
+        if 'enum' in prop:
+            what = f'{what}: {", ".join(code(v) for v in prop["enum"])}' if what else \
+                ', '.join(code(v) for v in prop['enum'])
+        written = 'when it says something' if field in record.OPTIONAL else 'always'
+        rows.append([code(field), cell(json_type(prop)), _default(record.model_fields[field]), written,
+                     cell(what) if 'enum' not in prop else what])
+    return table(['field', 'JSON type', 'if absent', 'written', 'what it holds'], rows)
 
 
-def _field_comments(cls):
-    source = inspect.getsource(cls)
-    start = inspect.getsourcelines(cls)[1]
-    comments = {tok.start[0] + start - 1: tok.string.lstrip('#').strip()
-                for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT}
-    lines = {}
-    for node in ast.parse(source).body[0].body:
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            lines[node.target.id] = comments.get(node.lineno + start - 1, '')
-    return lines
-
-
-def step_record_rows():
-    from opencompass_scicode.results.record import StepRecord
-    from opencompass_scicode.tasks.evaluate import ANSWER_FIELDS
-    hints = typing.get_type_hints(StepRecord)
-    comments = _field_comments(StepRecord)
-    rows = []
-    for f in dataclasses.fields(StepRecord):
-        kept = 'only when it says something' if f.name in StepRecord.OPTIONAL else 'always'
-        rows.append([code(f.name), cell(type_text(hints[f.name])), kept, cell(comments.get(f.name, ''))])
-    rows += [[code('answer'), 'dict', 'always', 'what the model was asked and answered: '
-              + ', '.join(code(k) for k in ANSWER_FIELDS) + ' (those it has)'],
-             [code('tests'), 'list of str', 'always', 'the step\'s test cases'],
-             [code('gold_code'), 'str', 'where the split has it', 'the gold code (validation split)']]
-    return rows
+def top_level_keys():
+    """The top-level keys of a results file, in the order the writer puts them."""
+    from opencompass_scicode.results.schema import results_schema
+    return list(results_schema()['properties'])
 
 
 def _undescribed(keys):
@@ -135,33 +104,55 @@ def _undescribed(keys):
     return [k for k in keys if f'`{k}`' not in described]
 
 
+def _upgrades():
+    from opencompass_scicode.results.schema import UPGRADES
+    return [f'- version {version} to {version + 1}: {" ".join(inspect.getdoc(upgrade).split())}'
+            for version, upgrade in sorted(UPGRADES.items())]
+
+
+def texts_file_section():
+    """What the texts file beside a results file holds, and which fields name its texts (texts.py)."""
+    from opencompass_scicode.results.texts import ANSWER_TEXTS, PACK_SUFFIX, STEP_TEXTS
+    named = [(f'answer.{ref}', f'answer.{field}') for field, ref in ANSWER_TEXTS] + \
+            [(ref, field) for field, ref in STEP_TEXTS]
+    return '\n'.join([
+        f'`results/<model>/<dataset>{PACK_SUFFIX}`, named by the results file\'s `texts_file`: gzip-compressed '
+        'JSON, one object `{sha256: text}`, the sha256 (hex) of the text\'s UTF-8 bytes. Each text the steps of '
+        'its results file name is there once. Fields that name a text, and where `load_results` puts it:', '',
+        table(['field (in the file)', 'the text, once read'], [[code(ref), code(field)] for ref, field in named]),
+        '', 'How to read them: [Where the texts are](../guide/results.md#where-the-texts-are).'])
+
+
+def schema_file():
+    from opencompass_scicode.results.schema import results_schema
+    return json.dumps(results_schema(), indent=2) + '\n'
+
+
 def page():
-    from opencompass_scicode.results.record import CATEGORIES, STATUSES
-    keys = top_level()
-    missing = _undescribed([k for k, _, _ in keys])
+    from opencompass_scicode.results.record import CATEGORIES
+    from opencompass_scicode.results.schema import SCHEMA_VERSION, results_schema
+    schema = results_schema()
+    missing = _undescribed(top_level_keys())
     if missing:
         raise LookupError(f'results files hold {", ".join(missing)}, which docs/guide/results.md does not '
                           f'describe; add them to its table of keys')
-    one = _made_up_scores(1)
-    problem_keys = list(one['problems'][0])
-    return '\n'.join([
-        '# Results file', '',
-        generated_note('opencompass_scicode/tasks/evaluate.py', 'opencompass_scicode/evaluation/metrics.py',
-                       'opencompass_scicode/results/record.py'),
-        '!!! warning "A placeholder"',
-        '    Results files have no schema and no version yet. This page lists the fields that the code '
-        'writes today; it becomes the published JSON Schema of the typed results model when that lands.', '',
-        'Where the file is and what each field means: [Results and report](../guide/results.md#results-files).', '',
-        '## Top-level keys {#top-level-keys}', '',
-        table(['key', 'JSON type', 'present'],
-              [[code(k), t, 'with `infer_cfg.n` > 1' if only_n else 'always'] for k, t, only_n in keys]), '',
-        '## A problem {#a-problem}', '',
-        f'Each entry of `problems`: {", ".join(code(k) for k in problem_keys)}, and `sample` (0-based) '
-        'with `infer_cfg.n` > 1.', '',
-        '## A step record {#a-step-record}', '',
-        table(['field', 'type', 'in the file', 'what it holds'], step_record_rows()), '',
-        '## Statuses and categories {#statuses-and-categories}', '',
-        f'`status`: {", ".join(code(s) for s in STATUSES)}.', '',
-        f'`category`: {", ".join(code(c) for c in CATEGORIES)} '
-        '([what each means](../guide/results.md#categories)).', '',
-    ])
+    definitions = _definitions(schema)
+    out = ['# Results file', '',
+           generated_note('opencompass_scicode/results/schema.py', 'opencompass_scicode/results/record.py'),
+           f'A results file is the typed record `ResultsFile` (`opencompass_scicode/results/schema.py`), '
+           f'`schema_version` {SCHEMA_VERSION}. Its JSON Schema: [{SCHEMA_FILE}]({SCHEMA_FILE}) (also '
+           '`python -m opencompass_scicode.results.schema`). Where the file is, what its numbers mean and how '
+           'to read one from a script: [Results and report](../guide/results.md#results-files).', '',
+           'Files of older versions are upgraded as they are read (`load_results`):', '', *_upgrades(), '',
+           'Every record keeps the fields it does not name: a field a newer version or another tool adds '
+           'passes through a read and a write unchanged. **if absent**: what a reader takes when the field '
+           'is not there; **written**: "when it says something" fields are left out when they are empty '
+           '(None or False).', '']
+    for name in records(schema):
+        doc = ' '.join(definitions[name].get('description', '').split())
+        out += [f'## {name} {{#{_anchor(name)}}}', '', doc, '', record_table(schema, name), '']
+    out += ['## The texts file {#the-texts-file}', '', texts_file_section(), '']
+    out += ['## Categories {#categories}', '',
+            f'A step\'s `category`: {", ".join(code(c) for c in CATEGORIES)} '
+            '([what each means](../guide/results.md#categories)).', '']
+    return '\n'.join(out)
