@@ -13,12 +13,17 @@ planner.py. A step that runs while the other workers are idle and nothing
 waits may use their cores for its numerical libraries. A step runs while
 holding one of the machine's CPU slots (cpuslots.py), so that the pools of
 several tasks on one machine never run more steps at once than it has CPUs.
+
+A worker thread that raises (a `done` that cannot keep its verdict on a full
+disk) stops the pool: the other workers stop taking programs, and whoever
+waits on the pool (close, the next submit) raises that error.
 """
 import dataclasses
 import threading
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ..errors import ThreadFailed
 from ..sandbox.executor import StepRun
 from .cpuslots import CpuSlots
 from .planner import Planner
@@ -27,6 +32,7 @@ from .timings import StepDurations
 
 # A step expected to run this long may use idle workers' cores (short ones would not gain).
 LONE_STEP_S = 2.0
+POLL_S = 0.5            # an idle worker looks again this often, whatever woke it or did not
 
 
 @dataclass
@@ -103,6 +109,7 @@ class StepPool:
         self._jobs = {}               # key -> the job run for it
         self._running = {}            # key -> (worker, job) running it
         self._closed = False
+        self._failure = None          # what stopped a worker thread, raised to whoever waits
         self._observed, self._imported = [], {}
         self._changed = threading.Condition(threading.RLock())
         self._reporting = threading.Lock()      # one `done` call at a time: callers count in them
@@ -112,6 +119,7 @@ class StepPool:
         """Queue programs; returns at once. Their `done` is called from a worker thread (or here,
         for a program settled elsewhere)."""
         with self._changed:
+            self._raise_failure()
             if self._closed:
                 raise RuntimeError('submit after close')
             with self._reporting:
@@ -150,15 +158,23 @@ class StepPool:
             return bool(self._waiting)
 
     def close(self):
-        """No more submissions: wait until every program has run, then stop the workers."""
+        """No more submissions: wait until every program has run, then stop the workers. Raises
+        what stopped a worker, if one stopped on an error."""
         with self._changed:
             self._closed = True
             self._changed.notify_all()
         for thread in self._threads:
-            thread.join()
+            thread.join()       # each ends, however it ends: its waits and its steps are bounded
         if self._executor is not None:
             self._executor.close()
+        with self._changed:
+            self._raise_failure()
         self.durations.save(self._observed, self._imported)
+
+    def _raise_failure(self):
+        """(Caller holds _changed.)"""
+        if self._failure is not None:
+            raise self._failure
 
     def start(self):
         """Start the workers now (they start with the first submission otherwise): their imports
@@ -175,7 +191,7 @@ class StepPool:
         executor = self._executor
         self._planner = Planner({}, {}, executor.workers, self.durations.imports, executor.loaded,
                                 copy_s=executor.copy_s)
-        self._threads = [threading.Thread(target=self._work, args=(slot,), daemon=True,
+        self._threads = [threading.Thread(target=self._worker, args=(slot,), daemon=True,
                                           name=f'step-worker-{slot}')
                          for slot in range(executor.workers)]
         for thread in self._threads:
@@ -205,17 +221,25 @@ class StepPool:
                         self._answer(key, None)
                     elif self.claims.try_claim(key):
                         return key, planner.take(slot, key)
-                if not planner.pending and self._closed:
+                if self._failure is not None or (not planner.pending and self._closed):
                     return None
                 # The rest is better run by a busy worker, another task runs it, or nothing is
                 # queued yet: look again when something changes (or soon, for other tasks).
-                self._changed.wait(0.1 if planner.pending else None)
+                self._changed.wait(0.1 if planner.pending else POLL_S)
 
     def _lone(self, slot, key):
         """A long step while nothing waits and every other worker is idle: it may use their cores."""
         planner = self._planner
         return (planner.expected[key] >= LONE_STEP_S and not planner.pending
                 and all(r is None for w, r in enumerate(planner.running) if w != slot))
+
+    def _worker(self, slot):
+        try:
+            self._work(slot)
+        except BaseException as exc:    # noqa: B036 - passed on to whoever waits on the pool
+            with self._changed:
+                self._failure = self._failure or ThreadFailed.passing_on(f'step worker {slot}', exc)
+                self._changed.notify_all()
 
     def _work(self, slot):
         executor = self._executor

@@ -9,7 +9,7 @@ problem's `error` is what kept a step from being answered or scored.
 import json
 from pathlib import Path
 
-from ..utils.workdir import write_json_atomic
+from ..utils.writes import write_json_atomic, write_whole
 
 PREFILLED_NOTE = 'official prefilled step'
 COUNTS = ('main_problem_resolved', 'main_problem_total', 'subproblem_correct', 'subproblem_total')
@@ -130,6 +130,5 @@ def write_agentcompass_files(work_dir, timestamp, results_path, predictions_path
                           {'task_id': task, 'benchmark': 'scicode', 'model': results['model'],
                            'category': categories.get(task, 'unclassified'), 'attempts': attempts})
     evaluations = [a['meta']['evaluation'] for attempts in by_task.values() for a in attempts]
-    (out / 'summary.md').write_text(summary_text(results['model'], out.name, evaluations, categories),
-                                    encoding='utf-8')
+    write_whole(out / 'summary.md', summary_text(results['model'], out.name, evaluations, categories))
     return out

@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..results import CATEGORIES
+from ..utils.writes import write_whole
 
 TEMPLATE_DIR = Path(__file__).with_name('templates')
 RECORD_FIELDS = ('status', 'category', 'error_type', 'message', 'duration_s', 'returncode', 'stdout',
@@ -222,5 +223,5 @@ def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=(), tabl
                       if (tables or {}).get(name, ([], []))[1]],
         payload=_packed(index), chunks=chunks)
     path = run_dir.summary_path('html').with_name(f'report_{run_dir.timestamp}.html')
-    path.write_text(page, encoding='utf-8')
+    write_whole(path, page)
     return path

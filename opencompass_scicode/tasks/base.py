@@ -41,4 +41,7 @@ class BaseTask:
         return self.run()
 
     def log(self, msg):
-        print(f'[{self.name}] {msg}', file=sys.stderr, flush=True)
+        try:
+            print(f'[{self.name}] {msg}', file=sys.stderr, flush=True)
+        except OSError:     # the log's disk is full: the line is lost, the task's next write stops it
+            pass

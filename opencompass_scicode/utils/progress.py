@@ -56,7 +56,8 @@ class ProgressFile:
             return
         self._last = now
         if self.path is not None:
-            write_json_atomic(self.path, self.state, indent=None)
+            # a glance for the progress bars, rewritten every half second: not worth a sync
+            write_json_atomic(self.path, self.state, indent=None, durable=False)
 
 
 def read_progress(path):
