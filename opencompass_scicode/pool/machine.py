@@ -220,10 +220,15 @@ class MachinePool:
 
     def _reconnect(self, lost):
         """The server went away: send what still waits to a new one. False when this receiver is
-        done: the connection was let go on purpose, or nothing waits, or no new server could be had
-        (what waits then comes back as a harness failure)."""
+        done: the connection was let go on purpose, or nothing waits (the next submit connects
+        anew, with a receiver of its own), or no new server could be had (what waits then comes
+        back as a harness failure)."""
         with self._changed:
-            if self._conn is not lost or not self._waiting:
+            if self._conn is not lost:
+                return False
+            if not self._waiting:
+                self._conn = None
+                lost.close()
                 return False
             try:
                 self._conn = self._open()

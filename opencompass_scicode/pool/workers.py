@@ -19,6 +19,7 @@ disk) stops the pool: the other workers stop taking programs, and whoever
 waits on the pool (close, the next submit) raises that error.
 """
 import dataclasses
+import signal
 import threading
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -84,6 +85,18 @@ def cost_of(run):
     """What a program costs a worker: its whole time on it (later tests for information included),
     less importing the modules it needed."""
     return max(0.0, (run.busy_s or run.duration_s) - run.import_s)
+
+
+def cut_short_from_outside(run):
+    """Whether a run says nothing of its program: its worker died under it, or its step was
+    killed by a SIGKILL, before its verdict was decided, that none of our limits sent (the
+    time-out and the process cap are told apart; the memory cap's OOM kill is not, and costs a
+    second run). Such a program is run once more (the second run's verdict stands): a process
+    killed from outside (an operator, the machine's OOM killer) costs no verdict."""
+    if run.worker_died:
+        return True
+    return (run.error is None and run.returncode == -signal.SIGKILL and not run.timed_out
+            and not run.process_limit_hit and not any(e.get('event') == 'decided' for e in run.events))
 
 
 def harness_failure(exc):
@@ -227,6 +240,11 @@ class StepPool:
                 # queued yet: look again when something changes (or soon, for other tasks).
                 self._changed.wait(0.1 if planner.pending else POLL_S)
 
+    def _wanted(self, key):
+        """Someone still waits for `key` (it was not withdrawn while it ran)."""
+        with self._changed:
+            return bool(self._waiting.get(key))
+
     def _lone(self, slot, key):
         """A long step while nothing waits and every other worker is idle: it may use their cores."""
         planner = self._planner
@@ -258,6 +276,8 @@ class StepPool:
                     self._running[key] = (slot, job)
                 with self.cpus.hold():
                     run = executor.run(job, slot)
+                    if cut_short_from_outside(run) and self._wanted(key):
+                        run = executor.run(job, slot)
                 self.protections = self.protections or protections_of(run)
             except Exception as exc:  # the harness failed, not the program
                 run = harness_failure(exc)

@@ -145,9 +145,14 @@ class BaseRunner:
                 status = ended[spec.name]
                 info = info or {}
                 total = info.get('total') or bar.tasks[row].total or 1
-                note = f' ({status.note})' if status.note and status.state != 'skipped' else ''
-                bar.update(row, total=total, completed=info.get('done', total),
+                # skipped: its outputs are complete, whatever the progress file of a run cut short says
+                whole = status.state == 'skipped'
+                note = f' ({status.note})' if status.note and not whole else ''
+                bar.update(row, total=total, completed=total if whole else info.get('done', total),
                            extra=status.state + scored + note)
+                # its datasets' lines as it left them (a task ending between two looks left them
+                # at what the look before saw, e.g. 0/6 for a task that reused every step)
+                _part_rows(bar, part_rows, spec, info, noun, whole, add=False)
                 continue
             if spec.name not in running:
                 continue
@@ -158,14 +163,23 @@ class BaseRunner:
                            extra=f'{where}{info.get("errors", 0)} {noun}{_rate(info)}{scored}')
             else:
                 bar.update(row, extra=where + 'starting')
-            parts = (info or {}).get('parts') or {}
-            if len(parts) > 1:           # one line per dataset of an inference task
-                for name, part in parts.items():
-                    key = (spec.name, name)
-                    if key not in part_rows:
-                        part_rows[key] = bar.add_task(f'  {name}', total=part['total'], extra='')
-                    bar.update(part_rows[key], total=part['total'], completed=part['done'],
-                               extra=f'{part.get("errors", 0)} {noun}')
+            _part_rows(bar, part_rows, spec, info, noun, whole=False, add=True)
+
+
+def _part_rows(bar, part_rows, spec, info, noun, whole, add):
+    """One line per dataset of an inference task (`add`: new lines for datasets not shown yet;
+    `whole`: each complete)."""
+    parts = (info or {}).get('parts') or {}
+    if len(parts) < 2:
+        return
+    for name, part in parts.items():
+        key = (spec.name, name)
+        if key not in part_rows:
+            if not add:
+                continue
+            part_rows[key] = bar.add_task(f'  {name}', total=part['total'], extra='')
+        bar.update(part_rows[key], total=part['total'], completed=part['total'] if whole else part['done'],
+                   extra=f'{part.get("errors", 0)} {noun}')
 
 
 def _module_command(command):

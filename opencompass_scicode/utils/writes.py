@@ -8,7 +8,7 @@ every write it makes, in turn (as SQLite's I/O-error tests do): with
     OPENCOMPASS_SCICODE_FAIL_WRITE=N:COUNTER[:UNDER]
 
 every write to a file under UNDER (every file without it) is counted, across all the run's
-processes, in the file COUNTER (one byte per write; COUNTER.paths gets "n path" per line), and
+processes, in the file COUNTER (one byte per write; COUNTER.paths gets "n time path" per line), and
 from the N-th on each is refused with ENOSPC, as a full disk refuses them (N = 0: count only).
 The variable reaches the tasks, launcher and step pool through their environment.
 """
@@ -16,6 +16,7 @@ import errno
 import json
 import os
 import threading
+import time
 from pathlib import Path
 
 from ..errors import NoSpaceError, out_of_space
@@ -42,7 +43,7 @@ def before_write(path):
         os.close(fd)
     fd = os.open(f'{counter}.paths', os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.write(fd, f'{number} {path}\n'.encode())
+        os.write(fd, f'{number} {time.time():.3f} {path}\n'.encode())
     finally:
         os.close(fd)
     if int(limit) and number >= int(limit):

@@ -1,0 +1,298 @@
+"""Every kind of process of a run dies at a seeded random moment (benchmarks/faults.py prints
+the table).
+
+The kinds: run.py, the warm launcher, an inference task, an evaluation task, the step pool's
+server, a pool worker, a step's child (the process a step runs in) and a `server=` model
+server. Each case starts the run of benchmarks/faults_disk.py (2 settings x 3 problems), waits
+until a seeded random moment of it, then until a process of the kind lives, and SIGKILLs that
+one process (nothing else). The run must then either finish with the verdicts of an
+uninterrupted run, or end by itself with a clear message (no traceback); nothing of the run may
+be left running; `-r` (when needed) must end with the same verdicts; and the model must be
+asked, over the case, only for the steps needed plus what was in flight when the process died.
+"""
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+
+from faults import SERVE, answer_wrong, answered, prediction_lines, records_lost, sent, settle, steps_needed, verdicts
+from faults_disk import GONE_BOUND_S, error_lines, wait_gone
+from helpers import DATA, SUBSET, api_config_file, only_run, run_cli, start_cli
+
+KINDS = ('run.py', 'warm launcher', 'infer task', 'eval task', 'step pool server', 'pool worker',
+         "step's child", 'model server')
+END_BOUND_S = 60.0           # from the kill to run.py's end (the run may go on to finish)
+DELAY_S = 0.1                # the loopback server's answers take this long: inference lasts a while
+
+
+@dataclass
+class Kill:
+    """One case: what was killed when, and how the run took it."""
+    kind: str
+    seed: int
+    stage: str = ''             # where the run was when the process died
+    killed: bool = False        # a process of the kind lived after the chosen moment
+    finished: bool = False      # the run went on to end well, with the uninterrupted verdicts
+    exit_code: int = None
+    end_s: float = None         # kill to run.py's end
+    clear: bool = False         # ended well, or with a message and no traceback
+    left: int = 0
+    lost: int = 0               # requests in flight when it died (sent, their answers never saved)
+    beyond: int = 0             # answers asked over the case beyond the steps needed
+    resumed: bool = False       # the case ends (after -r if needed) with the uninterrupted verdicts
+    records_lost: int = 0
+    message: str = ''
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def passed(self):
+        return (not self.killed) or (self.clear and self.end_s is not None and self.end_s <= END_BOUND_S
+                                     and self.left == 0 and self.resumed and self.records_lost == 0
+                                     and self.beyond == self.lost)
+
+
+# ------------------------------------------------------------ the run's processes, by kind
+def _table():
+    """{pid: (parent, comm, cmdline)} of every live process (the command line of Python ones only:
+    the run's processes all are, or bear a task's name)."""
+    table = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat', 'rb') as fh:
+                stat = fh.read()
+            fields = stat[stat.rfind(b')') + 2:].split()
+            comm = stat[stat.find(b'(') + 1:stat.rfind(b')')].decode(errors='replace')
+            cmdline = ''
+            if comm.startswith('python') or ':' in comm:
+                with open(f'/proc/{entry}/cmdline', 'rb') as fh:
+                    cmdline = fh.read().replace(b'\0', b' ').decode(errors='replace')
+        except OSError:
+            continue
+        if fields[0] != b'Z':
+            table[int(entry)] = (int(fields[1]), comm, cmdline)
+    return table
+
+
+def _below(table, root):
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, (parent, _, _) in table.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def processes(run_pid, work):
+    """{kind: [pid]} of the run under run.py `run_pid` in the work dir `work`, as the process table
+    shows it now (the step pool outlives the task that started it: it names the run's folder)."""
+    table = _table()
+    below = _below(table, run_pid) | {pid for pid, (_, _, cmdline) in table.items()
+                                      if 'opencompass_scicode.pool.server' in cmdline and str(work) in cmdline}
+    kinds = {kind: [] for kind in KINDS}
+    kinds['run.py'] = [run_pid] if run_pid in table else []
+
+    def task(pid, stage):
+        parent, comm, cmdline = table[pid]
+        return comm.startswith(f'{stage}:') or ('opencompass_scicode.tasks' in cmdline and f'{stage}_' in cmdline)
+
+    servers = []
+    for pid in below:
+        parent, comm, cmdline = table[pid]
+        if 'runners.warm_launcher' in cmdline and parent == run_pid:
+            kinds['warm launcher'].append(pid)
+        elif task(pid, 'infer'):
+            kinds['infer task'].append(pid)
+        elif task(pid, 'eval'):
+            kinds['eval task'].append(pid)
+        elif 'opencompass_scicode.pool.server' in cmdline:
+            servers.append(pid)
+        elif 'serve_openai.py' in cmdline:
+            kinds['model server'].append(pid)
+    kinds['step pool server'] = servers
+    # The pool's server runs workers: a zygote's forks (the zygote has --channels and the server as
+    # parent) or standalone ones (the server's children without --channels); a step runs in a
+    # worker's child.
+    for server in servers:
+        children = [pid for pid, (parent, _, cmdline) in table.items()
+                    if parent == server and 'sandbox.worker' in cmdline]
+        zygotes = [pid for pid in children if '--channels' in table[pid][2]]
+        workers = [pid for pid, (parent, _, _) in table.items() if parent in zygotes]
+        workers += [pid for pid in children if pid not in zygotes]
+        kinds['pool worker'] += workers
+        kinds["step's child"] += [pid for pid, (parent, _, _) in table.items() if parent in workers]
+    return kinds
+
+
+def stage_now(kinds, work):
+    if kinds['infer task']:
+        return 'inference'
+    if kinds['eval task']:
+        return 'evaluation'
+    run_dirs = list(Path(work).glob('*/results'))
+    return 'summary' if run_dirs and any(run_dirs[0].rglob('*.json')) else 'planning'
+
+
+# ------------------------------------------------------------ one case
+def probe(cfg, tmp):
+    """{kind: (first, last)}: seconds into an uninterrupted run of `cfg` at which a process of
+    each kind was first and last seen (the window a case's moment is drawn from)."""
+    start = time.monotonic()
+    work = Path(tmp) / f'probe-{time.monotonic_ns()}'
+    proc = start_cli([cfg, '-w', work])
+    seen = {}
+    while proc.poll() is None:
+        at = time.monotonic() - start
+        for kind, pids in processes(proc.pid, work).items():
+            if pids:
+                first, _ = seen.get(kind, (at, at))
+                seen[kind] = (first, at)
+        time.sleep(0.01)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err[-2000:]
+    return seen
+
+
+def kill_case(kind, seed, cfg, work, windows, reference, needed, counter):
+    """Run `cfg` in `work`, SIGKILL a process of `kind` at the moment `seed` draws within the
+    window the probe saw such processes in (`windows`, see probe), or at the first one after it;
+    finish with -r if needed. `counter()`: answers the model was asked so far."""
+    rng = random.Random(f'{kind}/{seed}')
+    case = Kill(kind, seed)
+    start = counter()
+    began = time.monotonic()
+    proc = start_cli([cfg, '-w', work])
+    first, last = windows.get(kind, (0.0, 0.0))
+    moment = began + rng.uniform(first, last)
+    victim = None
+    while proc.poll() is None:
+        now = time.monotonic()
+        kinds = processes(proc.pid, work)
+        if now >= moment and kinds[kind]:
+            victim = rng.choice(sorted(kinds[kind]))
+            time.sleep(rng.uniform(0.0, 0.05))        # at some point of its life, not just its start
+            case.stage = stage_now(processes(proc.pid, work), work)
+            try:
+                os.kill(victim, signal.SIGKILL)
+                case.killed = True
+            except ProcessLookupError:
+                victim = None
+                continue
+            break
+        time.sleep(0.01)
+    killed_at = time.monotonic()
+    try:
+        out, err = proc.communicate(timeout=END_BOUND_S + 60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        err += '\n(hung)'
+    case.end_s = time.monotonic() - killed_at
+    case.exit_code = proc.returncode
+    case.extra.update(victim=victim, at_s=round(killed_at - began, 2), stderr=err)
+    case.left = wait_gone(work, proc.pid)
+    case.finished = proc.returncode == 0 and verdicts(only_run(work)) == reference
+    said = error_lines(err)
+    case.message = said[0] if said else next((line.strip() for line in err.splitlines()
+                                              if 'failed (' in line or 'interrupted' in line), '')
+    # run.py's own death says nothing (it is the one killed); any other ends well or tells why
+    case.clear = 'Traceback' not in out + err and (case.finished or kind == 'run.py' or bool(case.message))
+    settle_requests = counter()
+    case.lost = settle_requests - start - answered(work)
+    snapshot = prediction_lines(work)
+    if case.finished:
+        case.resumed = True
+    else:
+        done = run_cli([cfg, '-w', work, '-r'], timeout=300)
+        case.resumed = done.returncode == 0 and verdicts(only_run(work)) == reference
+        if done.returncode != 0:
+            case.message += f' | resume exited {done.returncode}: {done.stderr[-500:]}'
+    case.beyond = counter() - start - needed
+    case.records_lost = records_lost(snapshot, work)
+    return case
+
+
+# ------------------------------------------------------------ the sweep
+def sweep(server, tmp, kinds=KINDS, seeds=range(3)):
+    """Every kind x seed; the Kill cases. `server`: the loopback server (FakeOpenAI) the API
+    model asks; the model-server kind runs tests/serve_openai.py as the model's `server=`."""
+    from faults import uninterrupted
+    tmp = Path(tmp)
+    answer_wrong(server)
+    cfg = api_config_file(tmp, server, model=dict(max_concurrency=2), sample_ids=list(SUBSET))
+    reference, needed = uninterrupted(server, tmp, cfg), steps_needed(SUBSET)
+    server.delay = DELAY_S
+    windows = probe(cfg, tmp)
+    cases = []
+    for kind in kinds:
+        if kind == 'model server':
+            continue
+        for seed in seeds:
+            work = tmp / f'{_folder(kind)}-{seed}'
+            settle(server, work)
+            cases.append(kill_case(kind, seed, cfg, work, windows, reference, needed, lambda: _sent(server)))
+    server.delay = 0.0
+    if 'model server' in kinds:
+        cases += _model_server_cases(tmp, seeds)
+    return cases
+
+
+def _folder(kind):
+    return ''.join(c if c.isalnum() else '_' for c in kind)
+
+
+def _sent(server):
+    return sent(server)
+
+
+def _model_server_cases(tmp, seeds):
+    """The model's own `server=` process killed: answers are counted from its log (every start's)."""
+    command = SERVE + ['--delay', str(DELAY_S)]
+    cfg = api_config_file(tmp, SimpleNamespace(base_url=None), name='served.py', sample_ids=list(SUBSET),
+                          model=dict(server=dict(command=command, ready_timeout=60), max_concurrency=2))
+    reference_run = run_cli([cfg, '-w', tmp / 'served-reference'])
+    assert reference_run.returncode == 0, reference_run.stderr[-2000:]
+    reference = verdicts(only_run(tmp / 'served-reference'))
+    windows = probe(cfg, tmp)
+    cases = []
+    for seed in seeds:
+        work = tmp / f'model_server-{seed}'
+
+        def counter(work=work):
+            logs = list(Path(work).glob('*/logs/infer/api.server.log'))
+            return logs[0].read_text(errors='replace').count('request 200') if logs else 0
+        cases.append(kill_case('model server', seed, cfg, work, windows, reference, steps_needed(SUBSET),
+                               counter))
+    return cases
+
+
+def table(cases):
+    """Rows by (kind, stage): cases, ended within the bound, finished or told clearly, resumed to
+    the same verdicts, answers beyond needed (against those in flight), processes left, records lost."""
+    groups = {}
+    for case in cases:
+        groups.setdefault((case.kind, case.stage if case.killed else 'not reached'), []).append(case)
+    rows = []
+    for (kind, stage), group in sorted(groups.items(), key=lambda g: (KINDS.index(g[0][0]), g[0][1])):
+        killed = [c for c in group if c.killed]
+        rows.append([kind, stage, f'{len(group)} (seeds {", ".join(str(c.seed) for c in group)})',
+                     f'{sum(c.end_s is not None and c.end_s <= END_BOUND_S for c in killed)}/{len(killed)}',
+                     f'{sum(c.finished for c in killed)}/{len(killed)}',
+                     f'{sum(c.clear for c in killed)}/{len(killed)}',
+                     f'{sum(c.resumed for c in killed)}/{len(killed)}',
+                     f'{sum(c.beyond for c in killed)} ({sum(c.lost for c in killed)} in flight)',
+                     sum(c.left for c in killed), sum(c.records_lost for c in killed)])
+    return rows
+
+
+HEADERS = ['SIGKILL of', 'stage', 'cases', f'ended within {END_BOUND_S:g} s', 'run finished anyway',
+           'clear end', 'resumed to the same verdicts', 'answers asked beyond needed (in flight)',
+           'processes left', 'records lost']
+
+if __name__ == '__main__':
+    sys.exit('run benchmarks/faults.py')
