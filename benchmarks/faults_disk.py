@@ -224,9 +224,21 @@ def run_size_kib(tmp, cfg, server):
         unmount(disk)
 
 
-def sweep(server, tmp, sizes=None, writes=None, step_kib=8):
-    """Every point (or the `sizes` in KiB and the write numbers `writes` given); the DiskPoints,
-    with the run's whole size and number of writes in the first one's extra."""
+def first_of_each(stages):
+    """A choice of writes (for sweep's `writes`): the first one of each of these stages."""
+    def choose(counted):
+        firsts = {}
+        for number, _, path in counted:
+            firsts.setdefault(stage_of(path), number)
+        return [firsts[stage] for stage in stages if stage in firsts]
+    return choose
+
+
+def sweep(server, tmp, sizes=None, writes=None, step_kib=8, report=lambda point: None):
+    """The DiskPoints of the sweep: tmpfs sizes `sizes` in KiB (None: every `step_kib` from 4 up
+    to the run's whole size, and one above it), then the refused writes `writes` (None: every
+    write of the run, 1 to the last; a function: those it chooses from the counted writes).
+    `report(point)` is called as each point ends."""
     cfg, reference, needed = setup(server, tmp)
     points = []
     if sizes is None:
@@ -234,10 +246,13 @@ def sweep(server, tmp, sizes=None, writes=None, step_kib=8):
         sizes = list(range(4, whole, step_kib)) + [whole + 16]
     for size in sizes:
         points.append(tmpfs_point(server, tmp, cfg, size, reference, needed))
-    if writes is None:
-        writes = range(1, len(count_writes(server, tmp, cfg)) + 1)
+        report(points[-1])
+    if writes is None or callable(writes):
+        counted = count_writes(server, tmp, cfg)
+        writes = range(1, len(counted) + 1) if writes is None else writes(counted)
     for n in writes:
         points.append(write_point(server, tmp, cfg, n, reference, needed))
+        report(points[-1])
     return points
 
 

@@ -20,14 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-from faults import SERVE, answer_wrong, answered, prediction_lines, records_lost, sent, settle, steps_needed, verdicts
+from faults import (SERVE, _asks, _header, answer_wrong, answered, prediction_lines, records_lost, sent, settle,
+                    steps_needed, verdicts)
 from faults_disk import GONE_BOUND_S, error_lines, wait_gone
 from helpers import DATA, SUBSET, api_config_file, only_run, run_cli, start_cli
 
 KINDS = ('run.py', 'warm launcher', 'infer task', 'eval task', 'step pool server', 'pool worker',
          "step's child", 'model server')
-END_BOUND_S = 60.0           # from the kill to run.py's end (the run may go on to finish)
+END_BOUND_S = 60.0           # from the kill to the end of a run.py that stops for it
+HANG_S = 600.0               # a run.py still running this long after the kill has hung
 DELAY_S = 0.1                # the loopback server's answers take this long: inference lasts a while
+SLOW_STEP, SLOW_S = '1.1', 1.0   # its answer sleeps this long before the gold code: a step's child to catch
 
 
 @dataclass
@@ -50,10 +53,14 @@ class Kill:
     extra: dict = field(default_factory=dict)
 
     @property
+    def in_time(self):
+        """A run that goes on ends when it is done; one that stops for the kill, within END_BOUND_S."""
+        return self.finished or (self.end_s is not None and self.end_s <= END_BOUND_S)
+
+    @property
     def passed(self):
-        return (not self.killed) or (self.clear and self.end_s is not None and self.end_s <= END_BOUND_S
-                                     and self.left == 0 and self.resumed and self.records_lost == 0
-                                     and self.beyond == self.lost)
+        return (not self.killed) or (self.clear and self.in_time and self.left == 0 and self.resumed
+                                     and self.records_lost == 0 and self.beyond == self.lost)
 
 
 # ------------------------------------------------------------ the run's processes, by kind
@@ -112,7 +119,7 @@ def processes(run_pid, work):
             kinds['eval task'].append(pid)
         elif 'opencompass_scicode.pool.server' in cmdline:
             servers.append(pid)
-        elif 'serve_openai.py' in cmdline:
+        elif 'serve_openai.py' in cmdline and 'server_guard' not in cmdline:    # not its guard
             kinds['model server'].append(pid)
     kinds['step pool server'] = servers
     # The pool's server runs workers: a zygote's forks (the zygote has --channels and the server as
@@ -140,43 +147,47 @@ def stage_now(kinds, work):
 
 # ------------------------------------------------------------ one case
 def probe(cfg, tmp):
-    """{kind: (first, last)}: seconds into an uninterrupted run of `cfg` at which a process of
-    each kind was first and last seen (the window a case's moment is drawn from)."""
-    start = time.monotonic()
+    """{kind: (how many processes of it an uninterrupted run of `cfg` had, their mean life in
+    seconds)}, as seen every 10 ms: what a case's moment is drawn from."""
     work = Path(tmp) / f'probe-{time.monotonic_ns()}'
     proc = start_cli([cfg, '-w', work])
-    seen = {}
+    seen = {}                   # (kind, pid) -> (first, last) seen
     while proc.poll() is None:
-        at = time.monotonic() - start
+        at = time.monotonic()
         for kind, pids in processes(proc.pid, work).items():
-            if pids:
-                first, _ = seen.get(kind, (at, at))
-                seen[kind] = (first, at)
+            for pid in pids:
+                seen[kind, pid] = (seen.get((kind, pid), (at, at))[0], at)
         time.sleep(0.01)
     out, err = proc.communicate()
     assert proc.returncode == 0, err[-2000:]
-    return seen
+    lives = {}
+    for (kind, _), (first, last) in seen.items():
+        lives.setdefault(kind, []).append(last - first)
+    return {kind: (len(spans), sum(spans) / len(spans)) for kind, spans in lives.items()}
 
 
-def kill_case(kind, seed, cfg, work, windows, reference, needed, counter):
-    """Run `cfg` in `work`, SIGKILL a process of `kind` at the moment `seed` draws within the
-    window the probe saw such processes in (`windows`, see probe), or at the first one after it;
-    finish with -r if needed. `counter()`: answers the model was asked so far."""
+def kill_case(kind, seed, cfg, work, lives, reference, needed, counter, reach=0.6):
+    """Run `cfg` in `work` and SIGKILL one process of `kind` at the moment `seed` draws: the k-th
+    of its kind to appear (k drawn among as many as the probe saw, `lives`), at a random age up to
+    `reach` of their mean life; if it has ended by then, the one of its kind alive then, or the
+    next to appear. Finish with -r if needed. `counter()`: answers the model was asked so far."""
     rng = random.Random(f'{kind}/{seed}')
     case = Kill(kind, seed)
     start = counter()
     began = time.monotonic()
     proc = start_cli([cfg, '-w', work])
-    first, last = windows.get(kind, (0.0, 0.0))
-    moment = began + rng.uniform(first, last)
-    victim = None
+    count, life = lives.get(kind, (1, 0.0))
+    nth, age = rng.randrange(count), rng.uniform(0.0, reach * life)
+    appeared, moment, victim = [], None, None
     while proc.poll() is None:
         now = time.monotonic()
         kinds = processes(proc.pid, work)
-        if now >= moment and kinds[kind]:
-            victim = rng.choice(sorted(kinds[kind]))
-            time.sleep(rng.uniform(0.0, 0.05))        # at some point of its life, not just its start
-            case.stage = stage_now(processes(proc.pid, work), work)
+        appeared += [pid for pid in sorted(kinds[kind]) if pid not in appeared]
+        if moment is None and len(appeared) > nth:
+            moment = now + age
+        if moment is not None and now >= moment and kinds[kind]:
+            victim = appeared[nth] if appeared[nth] in kinds[kind] else sorted(kinds[kind])[0]
+            case.stage = stage_now(kinds, work)
             try:
                 os.kill(victim, signal.SIGKILL)
                 case.killed = True
@@ -187,7 +198,7 @@ def kill_case(kind, seed, cfg, work, windows, reference, needed, counter):
         time.sleep(0.01)
     killed_at = time.monotonic()
     try:
-        out, err = proc.communicate(timeout=END_BOUND_S + 60)
+        out, err = proc.communicate(timeout=HANG_S)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
@@ -198,8 +209,8 @@ def kill_case(kind, seed, cfg, work, windows, reference, needed, counter):
     case.left = wait_gone(work, proc.pid)
     case.finished = proc.returncode == 0 and verdicts(only_run(work)) == reference
     said = error_lines(err)
-    case.message = said[0] if said else next((line.strip() for line in err.splitlines()
-                                              if 'failed (' in line or 'interrupted' in line), '')
+    case.message = said[0] if said else next((line.strip() for line in (out + err).splitlines()
+                                              if any(w in line for w in ('killed by', 'failed', 'interrupted'))), '')
     # run.py's own death says nothing (it is the one killed); any other ends well or tells why
     case.clear = 'Traceback' not in out + err and (case.finished or kind == 'run.py' or bool(case.message))
     settle_requests = counter()
@@ -218,16 +229,18 @@ def kill_case(kind, seed, cfg, work, windows, reference, needed, counter):
 
 
 # ------------------------------------------------------------ the sweep
-def sweep(server, tmp, kinds=KINDS, seeds=range(3)):
+def sweep(server, tmp, kinds=KINDS, seeds=range(3), report=lambda case: None):
     """Every kind x seed; the Kill cases. `server`: the loopback server (FakeOpenAI) the API
-    model asks; the model-server kind runs tests/serve_openai.py as the model's `server=`."""
+    model asks; the model-server kind runs tests/serve_openai.py as the model's `server=`.
+    `report(case)` is called as each case ends."""
     from faults import uninterrupted
     tmp = Path(tmp)
     answer_wrong(server)
+    slow_down(server)
     cfg = api_config_file(tmp, server, model=dict(max_concurrency=2), sample_ids=list(SUBSET))
     reference, needed = uninterrupted(server, tmp, cfg), steps_needed(SUBSET)
     server.delay = DELAY_S
-    windows = probe(cfg, tmp)
+    lives = probe(cfg, tmp)
     cases = []
     for kind in kinds:
         if kind == 'model server':
@@ -235,11 +248,25 @@ def sweep(server, tmp, kinds=KINDS, seeds=range(3)):
         for seed in seeds:
             work = tmp / f'{_folder(kind)}-{seed}'
             settle(server, work)
-            cases.append(kill_case(kind, seed, cfg, work, windows, reference, needed, lambda: _sent(server)))
+            cases.append(kill_case(kind, seed, cfg, work, lives, reference, needed, lambda: _sent(server)))
+            report(cases[-1])
     server.delay = 0.0
     if 'model server' in kinds:
-        cases += _model_server_cases(tmp, seeds)
+        cases += _model_server_cases(tmp, seeds, report)
     return cases
+
+
+def slow_down(server, step_id=SLOW_STEP, seconds=SLOW_S):
+    """Make `server` answer `step_id` with its gold code after a sleep of `seconds` (same verdict;
+    its step's process lives that long), beside the rules it has."""
+    header, earlier = _header(step_id), server.rule
+    code = f'import time\ntime.sleep({seconds})\n' + server.gold_for(f'NEXT STEP\n{header}')
+
+    def rule(body):
+        if _asks(body, header):
+            return {'content': f'Here it is.\n```python\n{code}\n```\n'}
+        return earlier(body) if earlier else None
+    server.rule = rule
 
 
 def _folder(kind):
@@ -250,7 +277,7 @@ def _sent(server):
     return sent(server)
 
 
-def _model_server_cases(tmp, seeds):
+def _model_server_cases(tmp, seeds, report):
     """The model's own `server=` process killed: answers are counted from its log (every start's)."""
     command = SERVE + ['--delay', str(DELAY_S)]
     cfg = api_config_file(tmp, SimpleNamespace(base_url=None), name='served.py', sample_ids=list(SUBSET),
@@ -258,7 +285,7 @@ def _model_server_cases(tmp, seeds):
     reference_run = run_cli([cfg, '-w', tmp / 'served-reference'])
     assert reference_run.returncode == 0, reference_run.stderr[-2000:]
     reference = verdicts(only_run(tmp / 'served-reference'))
-    windows = probe(cfg, tmp)
+    lives = probe(cfg, tmp)
     cases = []
     for seed in seeds:
         work = tmp / f'model_server-{seed}'
@@ -266,8 +293,9 @@ def _model_server_cases(tmp, seeds):
         def counter(work=work):
             logs = list(Path(work).glob('*/logs/infer/api.server.log'))
             return logs[0].read_text(errors='replace').count('request 200') if logs else 0
-        cases.append(kill_case('model server', seed, cfg, work, windows, reference, steps_needed(SUBSET),
+        cases.append(kill_case('model server', seed, cfg, work, lives, reference, steps_needed(SUBSET),
                                counter))
+        report(cases[-1])
     return cases
 
 
@@ -281,7 +309,7 @@ def table(cases):
     for (kind, stage), group in sorted(groups.items(), key=lambda g: (KINDS.index(g[0][0]), g[0][1])):
         killed = [c for c in group if c.killed]
         rows.append([kind, stage, f'{len(group)} (seeds {", ".join(str(c.seed) for c in group)})',
-                     f'{sum(c.end_s is not None and c.end_s <= END_BOUND_S for c in killed)}/{len(killed)}',
+                     f'{sum(c.in_time for c in killed)}/{len(killed)}',
                      f'{sum(c.finished for c in killed)}/{len(killed)}',
                      f'{sum(c.clear for c in killed)}/{len(killed)}',
                      f'{sum(c.resumed for c in killed)}/{len(killed)}',
@@ -290,7 +318,7 @@ def table(cases):
     return rows
 
 
-HEADERS = ['SIGKILL of', 'stage', 'cases', f'ended within {END_BOUND_S:g} s', 'run finished anyway',
+HEADERS = ['SIGKILL of', 'stage', 'cases', f'ended (if stopped: within {END_BOUND_S:g} s)', 'run finished anyway',
            'clear end', 'resumed to the same verdicts', 'answers asked beyond needed (in flight)',
            'processes left', 'records lost']
 
