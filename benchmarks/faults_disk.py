@@ -183,11 +183,13 @@ def _writes(counter):
     return rows
 
 
-def write_point(server, tmp, cfg, n, reference, needed):
-    """The run with its N-th write (and every later one) refused; room made by lifting the hook."""
-    work, counter = Path(tmp) / f'write-{n}', Path(tmp) / f'write-{n}.writes'
-    point = DiskPoint(f'write {n}')
-    ended = _stop(server, cfg, work, point, env={WRITE_HOOK: f'{n}:{counter}:{work}'})
+def write_point(server, tmp, cfg, n, reference, needed, containing=''):
+    """The run with its N-th write (of a path holding `containing`, if given) refused, and every
+    write after it; room made by lifting the hook."""
+    name = f'{n}-{_folder(containing)}' if containing else str(n)
+    work, counter = Path(tmp) / f'write-{name}', Path(tmp) / f'write-{name}.writes'
+    point = DiskPoint(f'write {n}' + (f' of {containing}' if containing else ''))
+    ended = _stop(server, cfg, work, point, env={WRITE_HOOK: f'{n}:{counter}:{work}:{containing}'})
     failed = [(at, path) for number, at, path in _writes(counter) if number == n] if counter.exists() else []
     if failed and point.filled:
         at, path = failed[0]
@@ -224,20 +226,19 @@ def run_size_kib(tmp, cfg, server):
         unmount(disk)
 
 
+def _folder(text):
+    return ''.join(c if c.isalnum() else '_' for c in text).strip('_')
+
+
 def first_of_each(stages):
-    """A choice of writes (for sweep's `writes`): the first one of each of these stages."""
-    def choose(counted):
-        firsts = {}
-        for number, _, path in counted:
-            firsts.setdefault(stage_of(path), number)
-        return [firsts[stage] for stage in stages if stage in firsts]
-    return choose
+    """Writes for sweep's `writes`: the first one of each of these stages (STAGES' names)."""
+    return [(1, next(pattern for pattern, name in STAGES if name == stage)) for stage in stages]
 
 
 def sweep(server, tmp, sizes=None, writes=None, step_kib=8, report=lambda point: None):
     """The DiskPoints of the sweep: tmpfs sizes `sizes` in KiB (None: every `step_kib` from 4 up
     to the run's whole size, and one above it), then the refused writes `writes` (None: every
-    write of the run, 1 to the last; a function: those it chooses from the counted writes).
+    write of the run, 1 to the last; (n, text): the n-th write to a path holding text).
     `report(point)` is called as each point ends."""
     cfg, reference, needed = setup(server, tmp)
     points = []
@@ -247,11 +248,11 @@ def sweep(server, tmp, sizes=None, writes=None, step_kib=8, report=lambda point:
     for size in sizes:
         points.append(tmpfs_point(server, tmp, cfg, size, reference, needed))
         report(points[-1])
-    if writes is None or callable(writes):
-        counted = count_writes(server, tmp, cfg)
-        writes = range(1, len(counted) + 1) if writes is None else writes(counted)
-    for n in writes:
-        points.append(write_point(server, tmp, cfg, n, reference, needed))
+    if writes is None:
+        writes = range(1, len(count_writes(server, tmp, cfg)) + 1)
+    for which in writes:
+        n, containing = which if isinstance(which, tuple) else (which, '')
+        points.append(write_point(server, tmp, cfg, n, reference, needed, containing))
         report(points[-1])
     return points
 

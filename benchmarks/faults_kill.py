@@ -4,8 +4,9 @@ the table).
 The kinds: run.py, the warm launcher, an inference task, an evaluation task, the step pool's
 server, a pool worker, a step's child (the process a step runs in) and a `server=` model
 server. Each case starts the run of benchmarks/faults_disk.py (2 settings x 3 problems), waits
-until a seeded random moment of it, then until a process of the kind lives, and SIGKILLs that
-one process (nothing else). The run must then either finish with the verdicts of an
+until a seeded random moment of it (after the m-th answer, in evaluation, in the summary, or as
+the k-th process of a kind that comes and goes appears), then until a process of the kind
+lives, and SIGKILLs that one process (nothing else). The run must then either finish with the verdicts of an
 uninterrupted run, or end by itself with a clear message (no traceback); nothing of the run may
 be left running; `-r` (when needed) must end with the same verdicts; and the model must be
 asked, over the case, only for the steps needed plus what was in flight when the process died.
@@ -22,8 +23,8 @@ from types import SimpleNamespace
 
 from faults import (SERVE, _asks, _header, answer_wrong, answered, prediction_lines, records_lost, sent, settle,
                     steps_needed, verdicts)
-from faults_disk import GONE_BOUND_S, error_lines, wait_gone
-from helpers import DATA, SUBSET, api_config_file, only_run, run_cli, start_cli
+from faults_disk import error_lines, wait_gone
+from helpers import SUBSET, api_config_file, only_run, run_cli, start_cli
 
 KINDS = ('run.py', 'warm launcher', 'infer task', 'eval task', 'step pool server', 'pool worker',
          "step's child", 'model server')
@@ -146,53 +147,65 @@ def stage_now(kinds, work):
 
 
 # ------------------------------------------------------------ one case
-def probe(cfg, tmp):
-    """{kind: (how many processes of it an uninterrupted run of `cfg` had, their mean life in
-    seconds)}, as seen every 10 ms: what a case's moment is drawn from."""
-    work = Path(tmp) / f'probe-{time.monotonic_ns()}'
-    proc = start_cli([cfg, '-w', work])
-    seen = {}                   # (kind, pid) -> (first, last) seen
-    while proc.poll() is None:
-        at = time.monotonic()
-        for kind, pids in processes(proc.pid, work).items():
-            for pid in pids:
-                seen[kind, pid] = (seen.get((kind, pid), (at, at))[0], at)
-        time.sleep(0.01)
-    out, err = proc.communicate()
-    assert proc.returncode == 0, err[-2000:]
-    lives = {}
-    for (kind, _), (first, last) in seen.items():
-        lives.setdefault(kind, []).append(last - first)
-    return {kind: (len(spans), sum(spans) / len(spans)) for kind, spans in lives.items()}
+# When each kind may die: after the m-th answer is saved (m drawn from 1 to the answers needed
+# less one), once evaluation has started, or once every results file is written (the summary);
+# a kind that comes and goes (an eval task, a step's child) dies as its k-th one appears.
+WHEN = {'run.py': ('answers', 'evaluation', 'summary'), 'warm launcher': ('answers', 'evaluation'),
+        'infer task': ('answers',), 'step pool server': ('answers',), 'pool worker': ('answers',),
+        'model server': ('answers',),
+        'eval task': ('occurrence',), "step's child": ('occurrence',)}
+OCCURRENCES = {'eval task': 2, "step's child": 4}       # k drawn among the first of these
 
 
-def kill_case(kind, seed, cfg, work, lives, reference, needed, counter, reach=0.6):
-    """Run `cfg` in `work` and SIGKILL one process of `kind` at the moment `seed` draws: the k-th
-    of its kind to appear (k drawn among as many as the probe saw, `lives`), at a random age up to
-    `reach` of their mean life; if it has ended by then, the one of its kind alive then, or the
-    next to appear. Finish with -r if needed. `counter()`: answers the model was asked so far."""
+def moment(kind, rng, needed):
+    """A seeded moment for `kind`: ('answers', m), ('evaluation', None), ('summary', None) or
+    ('occurrence', k)."""
+    when = rng.choice(WHEN[kind])
+    if when == 'answers':
+        return when, rng.randint(1, needed - 1)
+    if when == 'occurrence':
+        return when, rng.randrange(OCCURRENCES[kind])
+    return when, None
+
+
+def _reached(when, work, kinds):
+    what, value = when
+    if what == 'answers':
+        return answered(work) >= value
+    results = list(Path(work).glob('*/results/*/*.json'))
+    if what == 'evaluation':
+        return bool(kinds['eval task']) or bool(results)
+    return len(results) >= 2
+
+
+def kill_case(kind, seed, cfg, work, reference, needed, counter):
+    """Run `cfg` in `work` and SIGKILL one process of `kind` at the moment `seed` draws (see
+    moment): the one alive then, or the next to appear. Finish with -r if needed. `counter()`:
+    answers the model was asked so far."""
     rng = random.Random(f'{kind}/{seed}')
     case = Kill(kind, seed)
+    when = moment(kind, rng, needed)
+    case.extra['moment'] = when
     start = counter()
     began = time.monotonic()
     proc = start_cli([cfg, '-w', work])
-    count, life = lives.get(kind, (1, 0.0))
-    nth, age = rng.randrange(count), rng.uniform(0.0, reach * life)
-    appeared, moment, victim = [], None, None
+    appeared, victim = [], None
     while proc.poll() is None:
-        now = time.monotonic()
         kinds = processes(proc.pid, work)
         appeared += [pid for pid in sorted(kinds[kind]) if pid not in appeared]
-        if moment is None and len(appeared) > nth:
-            moment = now + age
-        if moment is not None and now >= moment and kinds[kind]:
-            victim = appeared[nth] if appeared[nth] in kinds[kind] else sorted(kinds[kind])[0]
+        if when[0] == 'occurrence':
+            ready = len(appeared) > when[1] or (appeared and not kinds['infer task'] and kind == "step's child")
+            chosen = appeared[min(when[1], len(appeared) - 1)] if appeared else None
+            victim = chosen if chosen in kinds[kind] else (sorted(kinds[kind]) or [None])[0]
+        else:
+            ready = _reached(when, work, kinds)
+            victim = (sorted(kinds[kind]) or [None])[0]
+        if ready and victim is not None:
             case.stage = stage_now(kinds, work)
             try:
                 os.kill(victim, signal.SIGKILL)
                 case.killed = True
             except ProcessLookupError:
-                victim = None
                 continue
             break
         time.sleep(0.01)
@@ -240,7 +253,6 @@ def sweep(server, tmp, kinds=KINDS, seeds=range(3), report=lambda case: None):
     cfg = api_config_file(tmp, server, model=dict(max_concurrency=2), sample_ids=list(SUBSET))
     reference, needed = uninterrupted(server, tmp, cfg), steps_needed(SUBSET)
     server.delay = DELAY_S
-    lives = probe(cfg, tmp)
     cases = []
     for kind in kinds:
         if kind == 'model server':
@@ -248,7 +260,7 @@ def sweep(server, tmp, kinds=KINDS, seeds=range(3), report=lambda case: None):
         for seed in seeds:
             work = tmp / f'{_folder(kind)}-{seed}'
             settle(server, work)
-            cases.append(kill_case(kind, seed, cfg, work, lives, reference, needed, lambda: _sent(server)))
+            cases.append(kill_case(kind, seed, cfg, work, reference, needed, lambda: sent(server)))
             report(cases[-1])
     server.delay = 0.0
     if 'model server' in kinds:
@@ -273,10 +285,6 @@ def _folder(kind):
     return ''.join(c if c.isalnum() else '_' for c in kind)
 
 
-def _sent(server):
-    return sent(server)
-
-
 def _model_server_cases(tmp, seeds, report):
     """The model's own `server=` process killed: answers are counted from its log (every start's)."""
     command = SERVE + ['--delay', str(DELAY_S)]
@@ -285,7 +293,6 @@ def _model_server_cases(tmp, seeds, report):
     reference_run = run_cli([cfg, '-w', tmp / 'served-reference'])
     assert reference_run.returncode == 0, reference_run.stderr[-2000:]
     reference = verdicts(only_run(tmp / 'served-reference'))
-    lives = probe(cfg, tmp)
     cases = []
     for seed in seeds:
         work = tmp / f'model_server-{seed}'
@@ -293,8 +300,7 @@ def _model_server_cases(tmp, seeds, report):
         def counter(work=work):
             logs = list(Path(work).glob('*/logs/infer/api.server.log'))
             return logs[0].read_text(errors='replace').count('request 200') if logs else 0
-        cases.append(kill_case('model server', seed, cfg, work, lives, reference, steps_needed(SUBSET),
-                               counter))
+        cases.append(kill_case('model server', seed, cfg, work, reference, steps_needed(SUBSET), counter))
         report(cases[-1])
     return cases
 

@@ -5,12 +5,14 @@ one NoSpaceError naming the file.
 A test-only hook makes the disk "fill up" at the N-th write, so that a test can stop a run at
 every write it makes, in turn (as SQLite's I/O-error tests do): with
 
-    OPENCOMPASS_SCICODE_FAIL_WRITE=N:COUNTER[:UNDER]
+    OPENCOMPASS_SCICODE_FAIL_WRITE=N:COUNTER[:UNDER[:CONTAINING]]
 
-every write to a file under UNDER (every file without it) is counted, across all the run's
-processes, in the file COUNTER (one byte per write; COUNTER.paths gets "n time path" per line), and
-from the N-th on each is refused with ENOSPC, as a full disk refuses them (N = 0: count only).
-The variable reaches the tasks, launcher and step pool through their environment.
+every write to a file under UNDER (every file without it) whose path holds CONTAINING (if given)
+is counted, across all the run's processes, in the file COUNTER (one byte per write;
+COUNTER.paths gets "n time path" per line). The N-th is refused with ENOSPC, as a full disk
+refuses it, and from then on every write under UNDER is (COUNTER.full marks the disk full;
+N = 0: count only). The variable reaches the tasks, launcher and step pool through their
+environment.
 """
 import errno
 import json
@@ -30,9 +32,14 @@ def before_write(path):
     spec = os.environ.get(FAIL_ENV)
     if not spec:
         return
-    limit, counter, under = (spec.split(':', 2) + [''])[:3]
+    limit, counter, under, containing = (spec.split(':', 3) + ['', ''])[:4]
     path = os.path.abspath(path)
     if under and not path.startswith(os.path.abspath(under) + os.sep):
+        return
+    full = f'{counter}.full'
+    if os.path.exists(full):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+    if containing not in path:
         return
     # O_APPEND: the byte lands at the end whoever else writes, and the offset after it is ours
     fd = os.open(counter, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -47,6 +54,7 @@ def before_write(path):
     finally:
         os.close(fd)
     if int(limit) and number >= int(limit):
+        open(full, 'a').close()
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
 
 
