@@ -148,6 +148,11 @@ def note_lost(case, server, work):
     case.lost_in_flight.append(surplus - sum(case.lost_in_flight))
 
 
+def out_of(items, holds):
+    """'k/n': how many of `items` `holds` is true of."""
+    return f'{sum(1 for item in items if holds(item))}/{len(items)}'
+
+
 def uninterrupted(server, tmp, cfg):
     """The verdicts of the same config run once without faults (its requests are not counted)."""
     delay, server.delay = server.delay, 0.0

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from faults import (answered, mount_tmpfs, prediction_lines, records_lost, sent, settle, steps_needed,
+from faults import (answered, mount_tmpfs, out_of, prediction_lines, records_lost, sent, settle, steps_needed,
                     unmount, verdicts)
 from helpers import SUBSET, alive, api_config_file, only_run, processes_mentioning, run_cli, start_cli
 
@@ -269,9 +269,8 @@ def table(points):
         filled = [p for p in group if p.filled]
         where = ', '.join(p.how.split(None, 1)[1] for p in group)
         rows.append([f'{way}: {stage}', f'{len(group)} ({where})',
-                     f'{sum(p.stop_s is not None and p.stop_s <= STOP_BOUND_S for p in filled)}/{len(filled)}',
-                     f'{sum(p.clean for p in filled)}/{len(filled)}',
-                     f'{sum(p.resumed for p in group)}/{len(group)}',
+                     out_of(filled, lambda p: p.stop_s is not None and p.stop_s <= STOP_BOUND_S),
+                     out_of(filled, lambda p: p.clean), out_of(group, lambda p: p.resumed),
                      f'{sum(p.beyond for p in group)} ({sum(p.lost for p in group)} lost)',
                      sum(p.left for p in group), sum(p.records_lost for p in group)])
     return rows

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-from faults import (SERVE, _asks, _header, answer_wrong, answered, prediction_lines, records_lost, sent, settle,
-                    steps_needed, verdicts)
+from faults import (SERVE, _asks, _header, answer_wrong, answered, out_of, prediction_lines, records_lost, sent,
+                    settle, steps_needed, verdicts)
 from faults_disk import error_lines, wait_gone
 from helpers import SUBSET, api_config_file, only_run, run_cli, start_cli
 
@@ -315,10 +315,8 @@ def table(cases):
     for (kind, stage), group in sorted(groups.items(), key=lambda g: (KINDS.index(g[0][0]), g[0][1])):
         killed = [c for c in group if c.killed]
         rows.append([kind, stage, f'{len(group)} (seeds {", ".join(str(c.seed) for c in group)})',
-                     f'{sum(c.in_time for c in killed)}/{len(killed)}',
-                     f'{sum(c.finished for c in killed)}/{len(killed)}',
-                     f'{sum(c.clear for c in killed)}/{len(killed)}',
-                     f'{sum(c.resumed for c in killed)}/{len(killed)}',
+                     *(out_of(killed, lambda c, flag=flag: getattr(c, flag))
+                       for flag in ('in_time', 'finished', 'clear', 'resumed')),
                      f'{sum(c.beyond for c in killed)} ({sum(c.lost for c in killed)} in flight)',
                      sum(c.left for c in killed), sum(c.records_lost for c in killed)])
     return rows
