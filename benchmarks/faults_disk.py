@@ -73,7 +73,7 @@ def stage_of(path, stderr=''):
     for line in stderr.splitlines():
         if 'failed (no space left on device)' in line:
             return {'infer': 'inference', 'eval': 'evaluation'}.get(line.split()[0], line.split()[0])
-    return 'planning or summary'
+    return 'unknown (the run directory named)'
 
 
 def run_processes(work, run_pid):
