@@ -40,9 +40,13 @@ class StepRecord:
     assertion: Optional[str] = None      # `test_case_k, line n: <source>` of the failing assert or line
     raised_at: Optional[str] = None      # `program.py, line n, in f: <source>`: the model's line that raised
     comparison: Optional[dict] = None    # what the failing assert compared (sandbox/comparisons.py)
+    # scored in several library environments: {environment: {'status', 'category', 'message'}}, the
+    # record itself being the one its environment rule chose (evaluation/environments.py)
+    environment_verdicts: Optional[dict] = None
 
     OPTIONAL = ('violation', 'shared', 'category', 'error_type', 'sample', 'tests_total', 'tests_passed',
-                'tests_not_run', 'tests_note', 'failed_test', 'assertion', 'raised_at', 'comparison')
+                'tests_not_run', 'tests_note', 'failed_test', 'assertion', 'raised_at', 'comparison',
+                'environment_verdicts')
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -63,6 +67,13 @@ class StepRecord:
                    sample=sample)
 
     @classmethod
+    def prefilled_failed(cls, step_id, sample=None):
+        """A prefilled step counted as failed (protocols whose scorer counts every sub-step, as the
+        official inspect_ai task does: the model is never asked for it, so it never passes)."""
+        return cls(step_id, 'fail', message='prefilled step: never generated, counted as failed '
+                                            '(prefilled_steps=\'failed\')', category='no_code', sample=sample)
+
+    @classmethod
     def skipped(cls, step_id, sample=None):
         return cls(step_id, 'skipped', message='prefilled step: code given by the benchmark, not scored',
                    category='skipped', sample=sample)
@@ -79,3 +90,8 @@ class StepRecord:
     def from_dict(cls, data, **changes):
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in {**data, **changes}.items() if k in names})
+
+
+def environments_differ(step):
+    """Whether a step's record (a results file's dict) has environments that gave different statuses."""
+    return len({v.get('status') for v in (step.get('environment_verdicts') or {}).values()}) > 1

@@ -112,7 +112,7 @@ def _verified_kind(dataset, path):
 def regenerated_path(dataset):
     """Where the validation targets rebuilt from the gold code are cached for these data and libraries."""
     libs = {name: version(name) for name in ('numpy', 'scipy', 'sympy', 'h5py')}
-    key = fingerprint({'data': sha256_of(dataset.data_dir / 'problems_dev.jsonl'),
+    key = fingerprint({'data': sha256_of(dataset.files_dir / 'problems_dev.jsonl'),
                        'libs': libs, 'python': sys.version_info[:2],
                        'regenerator': REGENERATOR_VERSION, 'mode': 'official'})
     return dataset.data_dir / 'regenerated' / f'validation_targets_{key}.h5'
@@ -257,3 +257,16 @@ def load_targets(dataset):
     # The file holds exactly the steps its report says were regenerated ('ok'): no need to open it.
     report = read_report(path)
     return Targets('regenerated', path.resolve(), frozenset(s for s, why in report.items() if why == 'ok'), report)
+
+
+def targets_digest(targets):
+    """sha256 of the targets a dataset was scored against (cached beside the file, see digest_of);
+    for OpenCompass's one file per step, the sha256 of their names and digests in name order."""
+    path = Path(targets.path)
+    if not path.is_dir():
+        return digest_of(path)
+    import hashlib
+    whole = hashlib.sha256()
+    for item in sorted(path.glob('*.h5')):
+        whole.update(f'{item.name} {digest_of(item)}\n'.encode('utf-8'))
+    return whole.hexdigest()

@@ -21,7 +21,7 @@ LAYERS = (                                   # top to bottom
     ('plan', {'config', 'partitioners', 'runners', 'launch'}),
     ('tasks', {'tasks'}),
     ('work', {'inference', 'prompts', 'models', 'evaluation', 'summarizers'}),
-    ('data', {'datasets', 'predictions', 'targets', 'results'}),
+    ('data', {'datasets', 'predictions', 'targets', 'results', 'protocols', 'environments'}),
     ('pool', {'pool'}),
     ('ground', {'sandbox'}),
 )
@@ -35,6 +35,8 @@ ONLY = {
     'pool': {'sandbox'},           # runs programs; what their runs mean is scoring's (evaluation)
     'targets': {'datasets'},
     'summarizers': {'results'},
+    'protocols': set(),            # pure data: the table every layer that reads dataset entries reads
+    'environments': {'datasets.files'},   # requirement lists and the builder: nothing of scoring
     'runners': {'tasks.contract'},
     **{name: set() for name in BASE},
 }
@@ -196,7 +198,7 @@ def test_runners_and_partitioners_load_only_the_task_contract():
     # from the model's class: the entry's type as a config names it and as a task file does.
     loaded = _modules_after(
         'import opencompass_scicode.runners, opencompass_scicode.partitioners\n'
-        'from opencompass_scicode.partitioners.base import share_limits\n'
+        'from opencompass_scicode.partitioners.limits import share_limits\n'
         'for kind in ("OpenAIChatModel", "opencompass_scicode.models.openai_api.OpenAIChatModel"):\n'
         '    assert share_limits({"type": kind, "path": "m"}, 3)["max_concurrency"] == 2, kind')
     heavy = {m for m in loaded if m.split('.')[:2] in (

@@ -26,17 +26,24 @@ REVIEWED = {
         'thread, gone with its process',
     ('evaluation/eager.py', 'EagerEvaluator.finish', 'self.thread.join()'):
         THREAD_JOIN + '; it ends at the None finish() put just before',
+    ('evaluation/evaluator.py', 'SciCodeEvaluator.run_in_environments', 'thread.join()'):
+        THREAD_JOIN + '; each scores the jobs in one environment (run_jobs), and what it raises is '
+        'kept and raised here',
     ('evaluation/regenerate.py', 'regenerate', 'as_completed(futures)'):
         'each future runs one reference step in the sandbox, bounded by its time limit',
     ('evaluation/regenerate.py', 'regenerate', 'future.result()'):
         'from as_completed: the future is done',
     ('evaluation/regenerate.py', 'ensure_targets', 'fcntl.flock(lock, fcntl.LOCK_EX)'):
         FLOCK + ' (one regeneration of the targets at a time across tasks)',
+    ('environments/build.py', 'ensure', 'fcntl.flock(lock, fcntl.LOCK_EX)'):
+        FLOCK + ' (one build of a scoring environment at a time; each build command has its timeout)',
     ('inference/code_interpreter.py', 'CodeInterpreter.run_code', 'self._slots.get()'):
         'a free slot of the interpreter: each is given back after one code run, bounded by its timeout',
     ('launch/execute.py', 'run_plan', 'RunLock(run_dir.root).acquire()'):
         'not a lock\'s acquire: RunLock.acquire refuses at once, or waits for tasks at most 30 s',
     ('models/base.py', 'answer_limit', 'ANSWER_LIMIT.get()'):
+        'not a wait: a ContextVar',
+    ('models/base.py', 'answer_temperature', 'ANSWER_TEMPERATURE.get()'):
         'not a wait: a ContextVar',
     ('models/openai_api.py', 'OpenAIChatModel.achat', 'limiter.wait()'):
         'the rate limiter: sleeps until the next request is allowed, a bounded time',
@@ -75,7 +82,7 @@ REVIEWED = {
         AFTER_SELECT,
     ('runners/warm.py', 'Launcher.close', 'self.proc.wait()'):
         AFTER_KILL,
-    ('runners/warm_launcher.py', 'serve', 'os.read(0, 65536)'):
+    ('runners/warm_launcher.py', '_serve', 'os.read(0, 65536)'):
         AFTER_SELECT,
     ('sandbox/executor.py', '_Worker.close', 'self.proc.wait()'):
         AFTER_KILL,
