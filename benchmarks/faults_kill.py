@@ -157,10 +157,11 @@ WHEN = {'run.py': ('answers', 'evaluation', 'summary'), 'warm launcher': ('answe
 OCCURRENCES = {'eval task': 2, "step's child": 4}       # k drawn among the first of these
 
 
-def moment(kind, rng, needed):
+def moment(kind, seed, rng, needed):
     """A seeded moment for `kind`: ('answers', m), ('evaluation', None), ('summary', None) or
-    ('occurrence', k)."""
-    when = rng.choice(WHEN[kind])
+    ('occurrence', k). Seeds take the kind's stages in turn (seed 0: its first); m and k are
+    drawn by `rng`."""
+    when = WHEN[kind][seed % len(WHEN[kind])]
     if when == 'answers':
         return when, rng.randint(1, needed - 1)
     if when == 'occurrence':
@@ -184,7 +185,7 @@ def kill_case(kind, seed, cfg, work, reference, needed, counter):
     answers the model was asked so far."""
     rng = random.Random(f'{kind}/{seed}')
     case = Kill(kind, seed)
-    when = moment(kind, rng, needed)
+    when = moment(kind, seed, rng, needed)
     case.extra['moment'] = when
     start = counter()
     began = time.monotonic()
