@@ -278,7 +278,8 @@ def slow_down(server, step_id=SLOW_STEP, seconds=SLOW_S):
     """Make `server` answer `step_id` with its gold code after a sleep of `seconds` (same verdict;
     its step's process lives that long), beside the rules it has."""
     header, earlier = _header(step_id), server.rule
-    code = f'import time\ntime.sleep({seconds})\n' + server.gold_for(f'NEXT STEP\n{header}')
+    # (extraction drops import lines, as the official one does: the module is reached without one)
+    code = f'__import__("time").sleep({seconds})\n' + server.gold_for(f'NEXT STEP\n{header}')
 
     def rule(body):
         if _asks(body, header):
