@@ -419,6 +419,7 @@ def main(argv=None):
         config = write_config(root, args.data, server.base_url, args.models, concurrency)
         shim_dir, shim_log = make_shim(root) if 'slurm' in runners else (None, None)
         paths = {f'sweep-bench-m{i}': f'm{i}' for i in range(args.models)}
+        server.models = list(paths)         # listed: the endpoint check asks no one-token request
         for run in range(args.repeat):
             line = []
             for mode in modes:

@@ -17,7 +17,7 @@ from tabulate import tabulate
 
 from .config import fill_abbrs, fill_protocols, validate_config
 from .config.from_agentcompass.command_line import add_arguments as add_agentcompass_arguments
-from .config.from_agentcompass.command_line import config_from_run_args
+from .config.from_agentcompass.command_line import config_from_run_args, in_their_words
 from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
 from .errors import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, ConfigError, NoSpaceError,
                      UserFacingError, out_of_space)
@@ -51,6 +51,9 @@ def _add_run_flags(p):
                                              'times (default 2)')
     p.add_argument('--no-download', action='store_true',
                    help='never fetch missing test targets (as SCICODE_OFFLINE=1); stop with the manual steps')
+    p.add_argument('--no-probe', action='store_true',
+                   help='do not ask API models\' endpoints once before any work (for endpoints that bill '
+                        'even the model list); a wrong URL or key then shows at the first request')
     p.add_argument('--discard-stale', action='store_true',
                    help='with -r: set aside predictions made with other settings and generate again')
     p.add_argument('--compare', nargs='+', metavar='RUN',
@@ -171,6 +174,8 @@ def main(argv=None, prog=None):
         console.print(f'[bold red]error:[/] {exc}', highlight=False, soft_wrap=True)
         return EXIT_FAILED
     except UserFacingError as exc:
+        if args.agentcompass and isinstance(exc, ConfigError):     # the flags' words, not the config's
+            exc = in_their_words(exc)
         console.print(f'[bold red]error:[/] {exc}', highlight=False)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
@@ -187,7 +192,7 @@ def launch_options(args):
                          max_num_workers=args.max_num_workers, slurm=args.slurm, partition=args.partition,
                          qos=args.qos, retry=args.retry, discard_stale=args.discard_stale,
                          compare=tuple(args.compare or ()), download=not args.no_download,
-                         dry_run=args.dry_run)
+                         dry_run=args.dry_run, probe=not args.no_probe)
 
 
 def _note(text):

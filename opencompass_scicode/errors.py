@@ -108,5 +108,5 @@ def did_you_mean(word, choices, n=1, cutoff=0.6, quote=True):
 # these lines. A task process tells its runner more (tasks/contract.py).
 EXIT_OK = 0             # everything asked for was done
 EXIT_FAILED = 1         # a task failed, steps could not be generated or scored, or a disk filled up
-EXIT_USER_ERROR = 2     # the config, the command line or the data is wrong, or missing data could not be fetched: nothing was run
+EXIT_USER_ERROR = 2     # the config, the command line or the data is wrong, missing data could not be fetched, or an API model's endpoint cannot answer (the probe): nothing was run
 EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM: what finished is kept; continue with -r

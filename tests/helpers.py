@@ -213,12 +213,14 @@ def config_file(tmp_path, models, sample_ids=SUBSET, extra='', name='cfg.py', da
 
 
 def api_config_file(tmp_path, server, model=None, infer_extra='', sample_ids=SUBSET, both=True,
-                    name='cfg.py', mode='naive'):
+                    name='cfg.py', mode='naive', data_dir=DATA):
     """A config of one OpenAIChatModel `api` asking `server` (its base_url) with KEY: `model`
-    updates its options; validation problems `sample_ids` in inference `mode`, without (`val`)
-    and, if `both`, with background (`val_bg`). Written to tmp_path / name; its path."""
+    updates its options; validation problems `sample_ids` (of `data_dir`) in inference `mode`,
+    without (`val`) and, if `both`, with background (`val_bg`). Written to tmp_path / name; its
+    path. A data dir other than the official one is read without checking its digests."""
     model_kw = dict({'retries': 3, 'timeout': 5, 'max_retry_wait': 30}, **(model or {}))
     sides = '((False, ""), (True, "_bg"))' if both else '((False, ""),)'
+    reader = {} if str(data_dir) == str(DATA) else {'verify_sha256': False}
     text = textwrap.dedent(f'''
         from opencompass_scicode.datasets import SciCodeDataset
         from opencompass_scicode.evaluation import SciCodeEvaluator
@@ -226,8 +228,8 @@ def api_config_file(tmp_path, server, model=None, infer_extra='', sample_ids=SUB
         from opencompass_scicode.runners import LocalRunner
         models = [dict(type=OpenAIChatModel, abbr='api', path='test-model', base_url={server.base_url!r},
                        key={KEY!r}, **{model_kw!r})]
-        datasets = [dict(abbr='val' + sfx, type=SciCodeDataset, path={str(DATA)!r}, split='validation',
-                         with_bg=bg, sample_ids={sample_ids!r},
+        datasets = [dict(abbr='val' + sfx, type=SciCodeDataset, path={str(data_dir)!r}, split='validation',
+                         with_bg=bg, sample_ids={sample_ids!r}, reader_cfg={reader!r},
                          infer_cfg=dict(mode={mode!r} {infer_extra}),
                          eval_cfg=dict(evaluator=dict(type=SciCodeEvaluator, timeout=300)))
                     for bg, sfx in {sides}]

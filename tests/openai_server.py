@@ -4,7 +4,11 @@ Answers SciCode prompts with the gold code of the step being asked for (found
 by its function header in the NEXT STEP part of the prompt), so runs against
 it score like the reference model. Behaviours can be queued for the next
 requests: latency, 429 with Retry-After, 500, hanging, malformed JSON,
-finish_reason='length', reasoning content, tool calls, wrong answers.
+finish_reason='length', reasoning content, tool calls, wrong answers, and
+refusals in the words real servers use (`refusal(...)`: a 400 for a prompt
+over the context length, a content filter). With a `key`, a request without it
+gets 401; with `models`, GET /models lists those and a request for another
+model gets 404, as vLLM and OpenAI answer an unknown model.
 """
 import json
 import threading
@@ -12,8 +16,25 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+# What servers say when they refuse one request (OpenAI's and vLLM's words).
+REFUSALS = {
+    'context': (400, "This model's maximum context length is 8192 tokens. However, your messages resulted "
+                     "in 9000 tokens. Please reduce the length of the messages.", 'context_length_exceeded'),
+    'filter': (400, "The response was filtered due to the prompt triggering Azure OpenAI's content "
+                    "management policy.", 'content_filter'),
+    'unknown_model': (404, 'The model `{model}` does not exist or you do not have access to it.',
+                      'model_not_found'),
+}
+
+
+def refusal(kind, **words):
+    """A behaviour (for `queue` or `rule`): the server refuses the request as real ones do."""
+    status, message, code = REFUSALS[kind]
+    return {'status': status, 'message': message.format(**words), 'code': code}
+
+
 class FakeOpenAI:
-    def __init__(self, steps=(), key=None, delay=0.0, port=0):
+    def __init__(self, steps=(), key=None, delay=0.0, port=0, models=None):
         self.headers_to_code = sorted(((s.function_header, s.ground_truth_code) for s in steps),
                                       key=lambda hc: -len(hc[0]))
         self.key = key
@@ -26,6 +47,8 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self.models_status = 200     # what GET /v1/models answers (e.g. 503: still loading)
         self.received_to = None      # a file that gets a line as each request arrives (kept if killed)
+        self.models = models         # the models served (None: any name is answered, 'test-model' listed)
+        self.gets = []               # the path of every GET, in order
         self.httpd = ThreadingHTTPServer(('127.0.0.1', port), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -85,7 +108,8 @@ class FakeOpenAI:
                 self.wfile.write(data)
 
             def do_GET(self):
-                """GET /v1/models: what launchers' readiness checks ask."""
+                """GET /v1/models: what launchers' readiness checks and the probe ask."""
+                server.gets.append(self.path)
                 if not self.path.rstrip('/').endswith('/models'):
                     self._send(404, {'error': {'message': f'no route {self.path}'}})
                 elif server.key and self.headers.get('Authorization') != f'Bearer {server.key}':
@@ -93,8 +117,8 @@ class FakeOpenAI:
                 elif server.models_status != 200:
                     self._send(server.models_status, {'error': {'message': 'loading'}})
                 else:
-                    self._send(200, {'object': 'list', 'data': [{'id': 'test-model', 'object': 'model',
-                                                                  'owned_by': 'test'}]})
+                    self._send(200, {'object': 'list', 'data': [{'id': name, 'object': 'model', 'owned_by': 'test'}
+                                                                 for name in server.models or ['test-model']]})
 
             def do_POST(self):
                 length = int(self.headers.get('Content-Length', 0))
@@ -122,17 +146,22 @@ class FakeOpenAI:
                     self._send(401, {'error': {'message': 'Incorrect API key provided.',
                                                'type': 'invalid_request_error'}})
                     return 401
-                b = server._next_behaviour(body)
+                if server.models is not None and body.get('model') not in server.models:
+                    b = refusal('unknown_model', model=body.get('model'))
+                else:
+                    b = server._next_behaviour(body)
                 time.sleep(b.get('delay', server.delay))
-                if self.path.endswith('/responses'):
-                    return self._respond_responses(body, b)
                 if b.get('hang'):
                     time.sleep(b['hang'])
                 if b.get('status'):
                     headers = {'Retry-After': str(b['retry_after'])} if 'retry_after' in b else {}
-                    self._send(b['status'], {'error': {'message': b.get('message', 'scripted error')}},
-                               headers)
+                    error = {'message': b.get('message', 'scripted error'), 'type': 'invalid_request_error'}
+                    if b.get('code'):
+                        error['code'] = b['code']
+                    self._send(b['status'], {'error': error}, headers)
                     return b['status']
+                if self.path.endswith('/responses'):
+                    return self._respond_responses(body, b)
                 if b.get('malformed'):
                     self._send(200, None, raw=b'{"id": "x", "choices": [ {"message": ')
                     return 200

@@ -283,6 +283,16 @@ class SciCodeDataset:
         raise KeyError(problem_id)
 
     @property
+    def validation_only(self):
+        """Every chosen problem is a validation problem (split 'validation', or 'all' with
+        sample_ids of validation problems alone): all have gold code, so their targets can be
+        regenerated and the test targets are not needed."""
+        if self.split != 'all':
+            return self.split == 'validation'
+        validation = SPLITS['validation'][0]
+        return bool(self.problems) and all(p.source == validation for p in self.problems)
+
+    @property
     def scored_step_count(self):
         return sum(len(p.scored_steps) for p in self.problems)
 

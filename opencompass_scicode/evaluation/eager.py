@@ -24,11 +24,12 @@ from .sharing import SharedVerdicts, verdicts_dir
 
 
 class EagerEvaluator:
-    def __init__(self, run_dir, parts_and_evaluators, log=print, on_scored=None):
-        """on_scored(record): called (from a worker thread) with each step's early verdict."""
+    def __init__(self, run_dir, parts_and_evaluators, log=print, progress=None):
+        """progress: the inference task's ProgressFile (utils/progress.py), told of each step
+        scored early (`scored`) and of the steps running (its line names one running long)."""
         self.shared = SharedVerdicts(verdicts_dir(run_dir.root))
         self.log = log
-        self.on_scored = on_scored or (lambda record: None)
+        self.progress = progress
         self.items = queue.Queue()
         self.failure = None         # a full disk met on the background thread
         self.by_abbr = {}
@@ -73,12 +74,28 @@ class EagerEvaluator:
             try:
                 jobs, _ = evaluator.jobs(_OneProblem(part.dataset, problem), part.store.load(), targets,
                                          samples=[sample])
-                pool.submit(evaluator.submissions(jobs, targets.path, durations, self.on_scored,
-                                                  verdicts=self.shared))
+                pool.submit(evaluator.submissions(jobs, targets.path, durations,
+                                                  lambda record, abbr=abbr: self._scored(abbr, record),
+                                                  verdicts=self.shared, on_start=self._starter(abbr)))
             except NoSpaceError as exc:
                 self.failure = exc
             except Exception as exc:   # the eval task will score it anyway
                 self.log(f'early evaluation of problem {problem.problem_id} skipped: {exc}')
+
+    def _scored(self, abbr, record):
+        """(From the step pool's thread, which must go on: a progress write refused by a full disk
+        is left for inference's own next write to meet.) One step's early verdict."""
+        if self.progress is not None:
+            self.progress.finished(running_name(abbr, record.step_id, record.sample or 0))
+            try:
+                self.progress.add('scored')
+            except (OSError, NoSpaceError):
+                pass
+
+    def _starter(self, abbr):
+        if self.progress is None:
+            return None
+        return lambda step_id, sample: self.progress.started(running_name(abbr, step_id, sample))
 
     def finish(self):
         """Wait until every submitted step has its verdict (each pool is closed, whatever the
@@ -95,6 +112,11 @@ class EagerEvaluator:
                 failures.append(exc)
         if failures:
             raise failures[0]
+
+
+def running_name(abbr, step_id, sample=0):
+    """A step running in an inference task, which answers several datasets (and samples)."""
+    return f'{step_id} ({abbr}' + (f', sample {sample})' if sample else ')')
 
 
 class _OneProblem:

@@ -186,8 +186,9 @@ class SciCodeEvaluator:
                     pred = predictions.get(record_key(step.step_id, sample))
                     if pred is None:
                         cannot_run(step, 'parse_error', 'no prediction for this step', 'no_code')
-                    elif pred.get('error'):
-                        cannot_run(step, 'parse_error', pred['error'], 'no_code')
+                    elif pred.get('error'):     # no answer: refused by the API, or not asked
+                        cannot_run(step, 'parse_error', pred['error'],
+                                   'refused' if pred.get('refused') else 'no_code')
                     elif pred.get('truncated'):
                         cannot_run(step, 'fail', 'the response was cut off by the token limit '
                                                  '(finish_reason=length)', 'truncated')
@@ -233,11 +234,13 @@ class SciCodeEvaluator:
         return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers, python=python)
 
     # ------------------------------------------------------------ running
-    def submissions(self, jobs, targets_path, durations, done, n=1, verdicts=None, environment=CURRENT):
+    def submissions(self, jobs, targets_path, durations, done, n=1, verdicts=None, environment=CURRENT,
+                    on_start=None):
         """What the step pool needs of each job ({(step_id, sample): job}); `done(record)` is
-        called with its verdict (which names its sample when n > 1). `verdicts`: the verdicts
-        shared with the run's other tasks (the pool's claims), where each new one is kept.
-        `environment`: the scoring environment's name (its verdicts are its own)."""
+        called with its verdict (which names its sample when n > 1), `on_start(step_id, sample)`
+        when a worker starts it. `verdicts`: the verdicts shared with the run's other tasks (the
+        pool's claims), where each new one is kept. `environment`: the scoring environment's name
+        (its verdicts are its own)."""
         identity = targets_identity(targets_path)
         verdicts = verdicts if verdicts is not None else LocalVerdicts()
         # a record is shared only with tasks that would write the same record
@@ -248,7 +251,8 @@ class SciCodeEvaluator:
         for (sid, sample), job in jobs.items():
             key = program_key(job, identity, settings)
             judge = _judge(job, key, verdicts, done, sample if n > 1 else None)
-            out.append(Submission(key, job, durations.expected(sid, key), judge))
+            started = (lambda sid=sid, sample=sample: on_start(sid, sample)) if on_start else None
+            out.append(Submission(key, job, durations.expected(sid, key), judge, started=started))
         return out
 
     @property
@@ -281,7 +285,7 @@ class SciCodeEvaluator:
         return [ensure(name, data_dir, say=say) for name in self.environments]
 
     def run_jobs(self, jobs, targets_path, on_step=None, verdicts=None, durations=None, n=1, run_root=None,
-                 environment=None):
+                 environment=None, on_start=None):
         """Run jobs in the order the pool plans; (step_id, sample) -> StepRecord.
 
         A program another task of the run has already run (or is running) is not
@@ -299,18 +303,19 @@ class SciCodeEvaluator:
         verdicts = verdicts if verdicts is not None else LocalVerdicts()
         pool = self.pool(verdicts, durations, run_root, environment)
         name = environment.name if environment is not None else CURRENT
-        pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts, name))
+        pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts, name, on_start))
         pool.close()
         self.protections = self.protections or pool.protections
         return records
 
     def run_in_environments(self, jobs, targets_path, environments, on_step=None, verdicts=None, durations=None,
-                            n=1, run_root=None):
+                            n=1, run_root=None, on_start=None):
         """run_jobs in every environment at once (each its own pool; the machine's CPU slots bound
         them together); each step's record is their verdicts combined by environment_rule, handed
-        to `on_step` once every environment has given its verdict."""
+        to `on_step` once every environment has given its verdict; `on_start` hears of the steps
+        the first environment starts."""
         if [e.name for e in environments] == [CURRENT]:
-            return self.run_jobs(jobs, targets_path, on_step, verdicts, durations, n, run_root)
+            return self.run_jobs(jobs, targets_path, on_step, verdicts, durations, n, run_root, on_start=on_start)
         per_env = {env.name: {} for env in environments}
         lock = threading.Lock()
 
@@ -328,7 +333,8 @@ class SciCodeEvaluator:
 
         def work(env):
             try:
-                self.run_jobs(jobs, targets_path, arrived(env.name), verdicts, durations, n, run_root, env)
+                self.run_jobs(jobs, targets_path, arrived(env.name), verdicts, durations, n, run_root, env,
+                              on_start if env is environments[0] else None)
             except BaseException as exc:     # raised again below, in the caller's thread
                 errors.append(exc)
 
@@ -344,13 +350,14 @@ class SciCodeEvaluator:
                 for key in per_env[environments[0].name]}
 
     def evaluate(self, dataset, predictions, targets, on_step=None, run_root=None, n=1, ks=(), known=None,
-                 environments=None):
+                 environments=None, on_start=None):
         """Per-step records and metrics for one model on one dataset (`n` samples per problem;
         `ks`: pass@k for these k besides 1 and n; `known`: (step_id, sample) -> StepRecord already
         decided, e.g. by the shards of this evaluation, not run again). `run_root`: the run this
         is part of: its verdicts are shared, its steps run in the run's pool on this machine.
         `environments`: the Environments to score in (default: those named, made ready here);
-        their versions are kept in `scored_with`."""
+        their versions are kept in `scored_with`. `on_step(record)` hears of each verdict,
+        `on_start(step_id, sample)` of each step a worker starts."""
         environments = environments or self.ready_environments(dataset.data_dir)
         self.scored_with = {env.name: env.versions for env in environments}
         jobs, records = self.jobs(dataset, predictions, targets, n)
@@ -363,7 +370,7 @@ class SciCodeEvaluator:
         shared = SharedVerdicts(verdicts_dir(run_root)) if run_root else None
         durations = StepDurations(durations_path(dataset.data_dir))
         records.update(self.run_in_environments(jobs, targets.path, environments, on_step,
-                                                shared or LocalVerdicts(), durations, n, run_root))
+                                                shared or LocalVerdicts(), durations, n, run_root, on_start))
         if shared is not None:
             # Every step may have been run by another task: report its sandbox.
             if self.protections:

@@ -6,7 +6,7 @@ process then exited 0 through the harness. Exit code 0 alone proves nothing
 (a program can call os._exit(0) halfway), so it is never enough.
 
 Every verdict also names a category, so that a reader sees at a glance why
-steps fail: `no_code`, `truncated`, `syntax_error`, `name_error`,
+steps fail: `no_code`, `refused` (the API refused the request), `truncated`, `syntax_error`, `name_error`,
 `import_error`, `wrong_value` (an assertion of a test failed), `exception`
 (any other; `error_type` names its class), `timeout`, `resource_limit`
 (memory, processes, file size), `tamper` (the step tried to fake its verdict),

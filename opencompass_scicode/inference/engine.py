@@ -5,6 +5,14 @@ before it); problems and datasets run concurrently and the model's own limits
 (concurrency, rate) bound the requests. Every finished step is appended and
 flushed to its predictions file before the next step of that problem starts,
 so a killed run loses at most the requests in flight.
+
+A step without code stops the rest of its problem (official: later prompts embed
+it), except where the missing code is a gap the later steps can go on without:
+a request the API refused for itself (models/refusals.py: context length, a
+content filter; asking again gives the same answer) and, under an extraction
+that finds no code in prose (extract.py), an answer without a code block. The
+later steps are asked with an empty code for it, and their records name it
+(`gaps`): when -r fills the gap, they are asked again.
 """
 import asyncio
 import time
@@ -13,6 +21,7 @@ from datetime import datetime, timezone
 
 from ..errors import UserFacingError
 from ..models.base import ANSWER_LIMIT, ANSWER_TEMPERATURE
+from ..models.refusals import EndpointError, StepRefused
 from ..predictions import record_key
 from ..utils.fingerprint import fingerprint
 from ..datasets.chain import code_chain
@@ -33,6 +42,7 @@ class InferStats:
     reused: int = 0
     errors: int = 0
     error_steps: list = field(default_factory=list)
+    cause: tuple = None     # (step id, error) of the first step whose request failed
 
 
 def infer_settings(model, dataset, infer_cfg):
@@ -131,13 +141,15 @@ class Inferencer:
     async def _run_problem(self, part, problem, existing, sample=0):
         ANSWER_LIMIT.set(part.infer_cfg.max_out_len)       # this task's own context (models/base.py)
         ANSWER_TEMPERATURE.set(part.infer_cfg.temperature)
-        codes, state = {}, {'code_runner': self.code_runner, 'sample': sample}
+        codes, state = {}, {'code_runner': self.code_runner, 'sample': sample, 'gaps': set()}
         for step in problem.steps:
             if step.prefilled:
                 continue
             old = existing.get(record_key(step.step_id, sample))
-            if old is not None and not old.get('error'):
+            if old is not None and not old.get('error') and not _filled_since(old, codes):
                 codes[step.step_id] = old.get('code')
+                if old.get('code') is None:
+                    state['gaps'].add(step.step_id)
                 if old.get('transcript'):
                     state['messages'] = old['transcript']
                 part.stats.done += 1
@@ -146,12 +158,16 @@ class Inferencer:
                 continue
             record = await self._run_step(part, problem, step, codes, state)
             codes[step.step_id] = record['code']
+            if record['code'] is None and (record.get('refused') or not record['error']):
+                state['gaps'].add(step.step_id)        # the later steps go on without it
             # saved (and synced) before this problem's next step; off the event loop
             await asyncio.to_thread(part.store.append, record)
             part.stats.done += 1
             if record['error']:
                 part.stats.errors += 1
                 part.stats.error_steps.append(step.step_id)
+                if part.stats.cause is None and record['prompt'] is not None:     # asked, not skipped
+                    part.stats.cause = (step.step_id, record['error'])
             self.on_progress(part)
         self.on_problem_done(part, problem, sample)
 
@@ -163,7 +179,11 @@ class Inferencer:
                 'settings': part.settings, 'settings_fp': part.settings_fp}
         if part.infer_cfg.n > 1:
             base['sample'] = state['sample']
-        missing = [s.step_id for s, c in zip(problem.steps, prior) if c is None]
+        without = [s.step_id for s, c in zip(problem.steps, prior) if c is None]
+        missing = [sid for sid in without if sid not in state['gaps']]
+        gaps = [sid for sid in without if sid in state['gaps']]
+        if gaps:
+            base['gaps'] = gaps
         if self.model.needs_prior_code and missing:
             return dict(base, prompt=None, response=None, code=None, program=None,
                         error=f'not generated: earlier step(s) {", ".join(missing)} have no code',
@@ -179,8 +199,13 @@ class Inferencer:
         try:
             out = await GENERATORS[mode](self.model, problem, step, prompt, dataset, state,
                                          part.infer_cfg)
+        except EndpointError as exc:       # every request would fail so: the model stops here
+            raise exc.at_step(step.step_id) from None
         except UserFacingError:
             raise
+        except StepRefused as exc:         # this request's own failure, in the server's words
+            out = {'response': None, 'error': str(exc), 'refused': not exc.transient,
+                   'finish_reason': None, 'reasoning': None, 'usage': {}}
         except Exception as exc:  # one step's failure must not stop the others
             out = {'response': None, 'error': self.model.redact(f'{type(exc).__name__}: {exc}'),
                    'finish_reason': None, 'reasoning': None, 'usage': {}}
@@ -195,7 +220,15 @@ class Inferencer:
         for key in ('transcript', 'tool_calls'):
             if key in out:
                 record[key] = out[key]
+        if out.get('refused'):
+            record['refused'] = True
         return record
+
+
+def _filled_since(record, codes):
+    """Whether a step answered with gaps in its chain (earlier steps without code) now has code
+    for one of them: its answer was built without that code, and is asked again."""
+    return any(codes.get(step_id) is not None for step_id in record.get('gaps') or ())
 
 
 def _given_before(problem, step, prior):

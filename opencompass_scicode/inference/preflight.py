@@ -33,10 +33,11 @@ def installed_launchers(model_cfgs, dry_run=False, note=print):
         raise ConfigError(what, key=f'models[{i}].server', fix=fix)
 
 
-def ready_models(model_cfgs, datasets, dataset_cfgs, missing_key=None):
-    """The models of the config's entries, each checked against every dataset (`datasets`, built
-    from `dataset_cfgs`) it will answer. `missing_key(text)`, if given (a dry run), is told of a
-    model without its API key, which is then left out of the checks instead of stopping them."""
+def built_models(model_cfgs, dataset_cfgs, missing_key=None):
+    """The models of the config's entries, each checked against the generation settings of every
+    dataset entry it will answer: from the config alone, before any request or fetch.
+    `missing_key(text)`, if given (a dry run), is told of a model without its API key, which is
+    then left out of the checks instead of stopping them."""
     models = []
     for i, m_cfg in enumerate(model_cfgs):
         try:
@@ -46,7 +47,31 @@ def ready_models(model_cfgs, datasets, dataset_cfgs, missing_key=None):
                 raise
             missing_key(f'{exc.message}: a run would stop here (fix: {exc.fix})')
             continue
+        for j, ds_cfg in enumerate(dataset_cfgs):
+            check_mode(model, ds_cfg, key=f'datasets[{j}].infer_cfg')
         models.append(model)
+    return models
+
+
+def check_endpoints(models, note=print):
+    """Each model's endpoint asked once (models/probe.py), before any work: a wrong URL, key or
+    model name stops the run here (EndpointError, exit 2) instead of after minutes of retries.
+    Models sharing an endpoint, key and name are asked once; `note(text)` tells of what could not
+    be checked."""
+    asked = set()
+    for model in models:
+        identity = (getattr(model, 'base_url', None), getattr(model, 'path', None), getattr(model, 'api_key', None))
+        if identity in asked:
+            continue
+        asked.add(identity)
+        said = model.probe()
+        if said:
+            note(said)
+
+
+def ready_models(models, datasets):
+    """`models` (built_models), each checked against every dataset (built, its problems read)."""
+    for model in models:
         for j, dataset in enumerate(datasets):
             try:
                 model.check_dataset(dataset)
@@ -54,7 +79,6 @@ def ready_models(model_cfgs, datasets, dataset_cfgs, missing_key=None):
                 raise ConfigError(f'model {model.abbr!r} cannot run dataset {dataset.abbr!r}: '
                                   f'{exc.message}', key=f'datasets[{j}].{exc.key or "split"}',
                                   fix=exc.fix) from None
-            check_mode(model, dataset_cfgs[j], key=f'datasets[{j}].infer_cfg')
     return models
 
 

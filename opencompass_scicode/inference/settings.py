@@ -19,7 +19,9 @@ class InferConfig:
     snippet the code_interpreter tool runs (AgentCompass's values).
     n: independent samples of every problem (each a chain of its own answers; pass@k).
     temperature: for models whose entry sets none (None: none is sent; official 0).
-    extraction: how code is taken from an answer (inference/extract.py; official by default).
+    extraction: how the code is taken from an answer (extract.py): 'official' (default),
+    'fenced' (AgentCompass's: no fence or an empty block is a parse_error with no code),
+    'opencompass', 'inspect_evals'.
     A dataset's protocol (protocols/) fills in those the entry leaves out."""
     mode: str = 'naive'
     max_out_len: Optional[int] = None

@@ -8,6 +8,7 @@ progress bars go with it; the summarizer then prints its tables.
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.markup import escape
 from tabulate import tabulate
 
 from ..config import dump_config
@@ -17,7 +18,7 @@ from ..registry import build, build_dataset
 from ..results.agentcompass import write_agentcompass_files
 from ..runners.warm import shared_launchers
 from ..summarizers import SciCodeSummarizer
-from ..tasks.contract import EXIT_NO_SPACE, TaskStatus
+from ..tasks.contract import EXIT_NO_SPACE, TaskStatus, failure_cause
 from ..utils.runlock import RunLock
 from ..utils.secrets import redact_config
 
@@ -59,6 +60,8 @@ def run_plan(plan, say=print):
                     summarizer.prepare()
                 statuses += run_stage(runner, run_dir, specs, stage, statuses)
         print_statuses(statuses)
+        for line in failure_lines(statuses):
+            say(line)
         compare = {'compare': plan.compare} if plan.compare else {}
         summary = summarizer.summarize(cfg, run_dir, **compare) or {}
         if cfg.get('agentcompass_outputs'):
@@ -119,3 +122,17 @@ def print_statuses(statuses):
     rows = [[s.name, s.state + (f' ({s.note})' if s.note else ''), f'{s.duration_s:.1f}s', s.log_path]
             for s in statuses]
     print(tabulate(rows, headers=['task', 'state', 'duration', 'log'], disable_numparse=True))
+
+
+def failure_lines(statuses):
+    """For each task that failed or ended with steps in error: its cause from its log (the
+    server's words, the step) and the log's path, so that the terminal says why."""
+    out = []
+    for status in statuses:
+        if status.state not in ('failed', 'errors') or not Path(status.log_path).is_file():
+            continue
+        cause = failure_cause(status.log_path) or ['(no cause in its log)']
+        out.append(f'[red]{status.name} {status.state}:[/] ' + escape(cause[0]))
+        out += [f'  {escape(line)}' for line in cause[1:]]
+        out.append(f'  log: {status.log_path}')
+    return out

@@ -12,8 +12,8 @@ from typing import Optional
 
 from ..datasets.files import DEFAULT_DATA_DIR, prepare_data
 from ..errors import ConfigError
-from ..inference.preflight import (check_stale_predictions, installed_launchers, ready_models, token_limits,
-                                   torn_records)
+from ..inference.preflight import (built_models, check_endpoints, check_stale_predictions, installed_launchers,
+                                   ready_models, token_limits, torn_records)
 from ..partitioners import NaivePartitioner
 from ..registry import build, build_evaluator, resolve_type
 from ..runners import LocalRunner, SlurmRunner
@@ -42,6 +42,7 @@ class LaunchOptions:
     compare: tuple = ()                 # runs shown beside this one
     download: bool = True               # fetch missing targets (--no-download: no)
     dry_run: bool = False               # plan only: say what would be fetched, fetch nothing
+    probe: bool = True                  # ask each API model's endpoint once first (--no-probe: no)
 
 
 @dataclass
@@ -79,9 +80,16 @@ def plan_run(cfg, options, warn=print, note=print):
     compare = compared_runs(options.compare, run_dir)      # before any work: a wrong name stops here
     stages = STAGES[options.run_mode]
     check_slurm_options(cfg, options)
-    if 'infer' in stages:       # a missing engine is found in a moment: before anything is fetched
+    # What the config alone says of its models is checked first: a missing engine is found in a
+    # moment; then a wrong URL, key or model name stops the run in seconds, before targets are
+    # fetched or regenerated (a dry run asks nothing of anyone).
+    models = []
+    if 'infer' in stages:
         installed_launchers(cfg['models'], dry_run=options.dry_run, note=note)
-    # Missing targets are fetched here, before any model is built or asked anything.
+        models = built_models(cfg['models'], cfg['datasets'], missing_key=note if options.dry_run else None)
+    if models and options.probe and not options.dry_run:
+        check_endpoints(models, note=note)
+    # Missing targets are fetched here, before any model is asked anything.
     fetching = Fetching(allowed=options.download, dry_run=options.dry_run, say=warn)
     datasets = ready_datasets(cfg['datasets'], scoring='eval' in stages, fetching=fetching) if stages else []
     if len(datasets) < len(cfg['datasets']) and stages:
@@ -91,8 +99,7 @@ def plan_run(cfg, options, warn=print, note=print):
     if 'eval' in stages:
         prepare_environments(cfg['datasets'], datasets, options, warn)
     # scoring and summaries never ask a model anything
-    models = (ready_models(cfg['models'], datasets, cfg['datasets'], missing_key=note if options.dry_run else None)
-              if 'infer' in stages else [])
+    models = ready_models(models, datasets)
     if reuse and 'infer' in stages and not options.discard_stale:
         check_stale_predictions(run_dir, models, datasets, cfg['datasets'])
     if reuse and 'infer' in stages:

@@ -92,6 +92,12 @@ class BaseModel:
     def check_dataset(self, dataset):
         """Raise ConfigError if this model cannot run on `dataset`."""
 
+    def probe(self):
+        """Before any work: raise a UserFacingError if this model cannot answer at all (an API
+        model's endpoint, models/probe.py); a note when not everything could be checked, else
+        None. Offline models have nothing to ask."""
+        return None
+
     def generate(self, request: GenerationRequest) -> Generation:
         raise NotImplementedError
 

@@ -4,30 +4,29 @@ Built on the official `openai` SDK's async client. Retries are ours, not the
 SDK's, so that every attempt goes through the model's concurrency and rate
 limits: exponential backoff with jitter on 429, 5xx, timeouts, connection
 errors and malformed responses, honouring Retry-After, with a bounded number
-of attempts and a bounded total wait. 400/401/403/404 are not retried: they
-mean a wrong key, model name or request, and stop the model's inference at
-its first request (the first request is sent alone to find out).
+of attempts and a bounded total wait. Which failures are retried, and whether
+one ends its step's answer or stops the model, is the table of refusals.py: a
+context-length or content-filter refusal fails that step alone; a wrong key,
+model or URL stops the model at its first request (the first request is sent
+alone to find out), and the probe (probe.py) finds those before any work.
 """
 import asyncio
 import random
 import re
 import time
 
-from ..errors import ConfigError, UserFacingError
+from ..errors import ConfigError
 from ..registry import REQUEST_LIMITS
 from ..utils.checks import check_number
 from ..utils.secrets import redacted_server, resolve_key
 from .base import BaseModel, ChatTurn, Generation, answer_limit, answer_temperature
+from .refusals import ENDPOINT, EndpointError, StepRefused, described, refusal_for
 from .server import check_server
 
 DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
 # In the registry's table: the planner shares them out among shards without importing this module.
 LIMITS = REQUEST_LIMITS['OpenAIChatModel']
 _THINK = re.compile(r'<think>(.*?)</think>', re.DOTALL)
-
-
-class FatalModelError(UserFacingError):
-    """The API refused the request in a way retrying cannot fix."""
 
 
 def split_reasoning(content):
@@ -158,6 +157,14 @@ class OpenAIChatModel(BaseModel):
             text = str(text).replace(self._key, '<redacted>')
         return text
 
+    def probe(self):
+        """Ask the endpoint once before any work (probe.py); a server this model starts itself
+        is not there yet."""
+        if self.server:
+            return None
+        from .probe import probe
+        return probe(self)
+
     # ------------------------------------------------------------ plumbing
     def _setup(self):
         """Per event loop: client, semaphore, rate limiter, first-request gate."""
@@ -194,10 +201,11 @@ class OpenAIChatModel(BaseModel):
                 self._verified.set_result(True)
             else:
                 self._verified.set_exception(error)
+                self._verified.exception()      # seen here: no "never retrieved" warning without waiters
 
     async def achat(self, messages, tools=None):
-        """One model turn, with retries. Raises FatalModelError or returns a ChatTurn."""
-        import openai
+        """One model turn, with retries. Returns a ChatTurn; raises StepRefused (this request's
+        failure) or EndpointError (every request's), as the table of refusals.py says."""
         self._setup()
         _, semaphore, limiter = self._limits
         first = await self._gate()
@@ -208,21 +216,17 @@ class OpenAIChatModel(BaseModel):
                 await limiter.wait()
                 try:
                     turn = await self._request(messages, tools)
-                except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError,
-                        openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                    fatal = FatalModelError(self.redact(
-                        f'{self.abbr}: the API refused the request ({exc.status_code}): '
-                        f'{_message(exc)}. Check the model name, base_url and API key.'))
-                    if first:
-                        self._open_gate(fatal)
-                    raise fatal from None
-                except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
-                        openai.APIConnectionError, openai.APIResponseValidationError,
-                        openai.APIStatusError, ValueError) as exc:
-                    error = exc
+                except Exception as exc:
+                    failure = api_failure(exc)
+                    if failure is None:
+                        raise
+                    error, (status, words) = exc, failure
+                    row = refusal_for(status, words)
                     gone = self.server_failure() if self.server_failure else None
                     if gone:
-                        raise FatalModelError(self.redact(gone)) from None
+                        raise self._stop(EndpointError(self.redact(gone)), first) from None
+                    if not row.retried:
+                        raise self._stop(self._refusal(status, words, row), first) from None
                 else:
                     if first:
                         self._open_gate()
@@ -231,13 +235,23 @@ class OpenAIChatModel(BaseModel):
                     return turn
             delay = _backoff(error, attempt)
             if attempt > self.retries or waited + delay > self.max_retry_wait:
-                if first:
-                    self._open_gate()      # not a configuration problem: let the others try
-                raise RuntimeError(self.redact(
-                    f'gave up after {attempt} attempts ({waited:.0f}s of waiting): '
-                    f'{type(error).__name__}: {_message(error)}'))
+                words = (f'gave up after {attempt} attempts ({waited:.0f}s of waiting): '
+                         f'{type(error).__name__}: {words}')
+                raise self._stop(self._refusal(status, words, row), first) from None
             waited += delay
             await asyncio.sleep(delay)
+
+    def _refusal(self, status, words, row):
+        """The error a failure becomes: EndpointError or StepRefused, in words without the key."""
+        text = self.redact(described(self.abbr, status, words, row))
+        return EndpointError(text, row) if row.side == ENDPOINT else StepRefused(text, row)
+
+    def _stop(self, error, first):
+        """`error`, raised by the first request: the requests held back go on, or, when the
+        endpoint itself is wrong, stop with the same error."""
+        if first:
+            self._open_gate(error if isinstance(error, EndpointError) else None)
+        return error
 
     async def _request(self, messages, tools):
         if self.api == 'responses':
@@ -310,12 +324,40 @@ def _plain_usage(usage):
     return out
 
 
+def api_failure(exc):
+    """(status, the server's words) of a failed request, as the table of refusals.py reads them;
+    None for an exception that is no API failure (a bug: raised as is)."""
+    import openai
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code, _message(exc)
+    if isinstance(exc, openai.APITimeoutError):
+        return 'timeout', _message(exc)
+    if isinstance(exc, openai.APIConnectionError):
+        return 'unreachable', _cause(exc)
+    if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
+        return 'malformed', _message(exc)
+    return None
+
+
+def _cause(exc):
+    """The connection error with the deepest words it wraps: the OS's (connection refused, name
+    or service not known), where the HTTP library's own are vaguer (all attempts failed)."""
+    words, inner = '', exc.__cause__ or exc.__context__
+    while inner is not None:
+        words = str(inner) or words
+        inner = inner.__cause__ or inner.__context__
+    return f'{exc} {words}' if words else str(exc)
+
+
 def _message(exc):
     body = getattr(exc, 'body', None)
     if isinstance(body, dict):
         inner = body.get('error', body)
         if isinstance(inner, dict) and inner.get('message'):
-            return str(inner['message'])[:300]
+            # the code and type name the failure where the message does not ('context_length_exceeded')
+            extra = [str(inner[k]) for k in ('code', 'type') if isinstance(inner.get(k), str)
+                     and inner[k] not in str(inner['message'])]
+            return (str(inner['message'])[:300] + (f' [{", ".join(extra)}]' if extra else ''))
     return str(exc)[:300]
 
 

@@ -13,11 +13,12 @@ class ReferenceModel(StepChatMixin, BaseModel):
         super().__init__(abbr)
 
     def check_dataset(self, dataset):
-        if dataset.split != 'validation':
+        if not dataset.validation_only:
             raise ConfigError(
                 f'ReferenceModel needs gold code, which only the validation split has '
                 f'(dataset {dataset.abbr!r} uses split {dataset.split!r})',
-                key='split', fix="use split='validation' for this model, or another model")
+                key='split', fix="use split='validation' for this model (or sample_ids of validation "
+                                 "problems), or another model")
 
     def generate(self, request):
         code = request.step.ground_truth_code

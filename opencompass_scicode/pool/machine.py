@@ -204,6 +204,12 @@ class MachinePool:
                     return
                 conn = self._conn
                 continue
+            if message.get('started'):          # a worker of the server took it up
+                with self._changed:
+                    starting = [item.started for item in self._waiting.get(message['key'], ()) if item.started]
+                for started in starting:
+                    started()
+                continue
             self._answer(message['key'], message['run'], message['copy'])
 
     def _answer(self, key, run, copy):

@@ -76,6 +76,15 @@ class _Client:
             return False      # the task remembers what the run took, not the pool
         return done
 
+    def started(self, key):
+        def tell():
+            try:
+                with self.lock:
+                    wire.send(self.conn, {'key': key, 'started': True})
+            except OSError:
+                pass
+        return tell
+
 
 class PoolServer:
     def __init__(self, path, workers, key, durations=None, idle_s=IDLE_S):
@@ -136,7 +145,8 @@ class PoolServer:
                 message = wire.receive(client.conn)
                 if message is None:
                     break
-                self.pool.submit([Submission(key, job, expected_s, client.deliver(key), owner=client)
+                self.pool.submit([Submission(key, job, expected_s, client.deliver(key), owner=client,
+                                             started=client.started(key))
                                   for key, job, expected_s in message['submit']])
         except (OSError, EOFError, ValueError, KeyError, TypeError):
             pass

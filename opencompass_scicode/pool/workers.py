@@ -42,12 +42,14 @@ class Submission:
 
     `done(run, copy)` is called once with the StepRun (`copy`: another submission's run of the
     same program), or with None when the program was settled elsewhere (`claims.settled`); it
-    returns True if the run measured the program (its time is then remembered)."""
+    returns True if the run measured the program (its time is then remembered). `started()`, if
+    given, is called when a worker starts the program (a progress line names long steps)."""
     key: str
     job: object                       # sandbox StepJob
     expected_s: float
     done: Callable[[Optional[StepRun], bool], bool]
     owner: object = None              # who asked (a client of the machine's pool), for withdraw()
+    started: Optional[Callable[[], None]] = None
 
 
 class NoClaims:
@@ -274,6 +276,9 @@ class StepPool:
                     job = dataclasses.replace(job, threads=executor.threads * executor.workers)
                 with self._changed:
                     self._running[key] = (slot, job)
+                    starting = [item.started for item in self._waiting.get(key, ()) if item.started]
+                for started in starting:
+                    started()
                 with self.cpus.hold():
                     run = executor.run(job, slot)
                     if cut_short_from_outside(run) and self._wanted(key):

@@ -144,20 +144,18 @@ PROTOCOLS = {
          'one BLAS thread per grading process: here the step pool\'s share of the CPUs')),
     'agentcompass': _protocol(
         'AgentCompass\'s SciCode benchmark (scicode_tool_use, host_process)',
-        {'split': 'all', 'with_bg': False, 'mode': 'tool_use'},
+        {'split': 'all', 'with_bg': False, 'mode': 'tool_use', 'extraction': 'fenced'},
         {'split': f'{AGENTCOMPASS_PAGE}: split defaults to all',
          'with_bg': f'{AGENTCOMPASS_PAGE}: with_background off unless given',
          'mode': f'{AGENTCOMPASS_PAGE}: mode tool_use (default)',
          'tool_use_max_loops': f'{AGENTCOMPASS_PAGE}: tool_use_max_loops 15 in the recommended config',
          'code_timeout_seconds': f'{AGENTCOMPASS_PAGE}: code_timeout_seconds 180 in the recommended config',
          'temperature': f'{AGENTCOMPASS_PAGE}: model_params temperature 0 in the recommended config',
-         'extraction': f'{AGENTCOMPASS_PAGE}: no fence or an empty block is parse_error; the named rule for it '
-                       'is not in this build yet, so the official rule stands in',
+         'extraction': f'{AGENTCOMPASS_PAGE}: no fence or an empty block is parse_error with null code '
+                       '(the rule `fenced`)',
          'simps_shim': f'{AGENTCOMPASS_PAGE}: a simps -> simpson shim in the test preamble',
          'timeout': f'{AGENTCOMPASS_PAGE}: no step timeout stated; the official 1800 s'},
-        ('its code was not available to read: the values come from its documentation page',
-         'its extraction rule (no fence or an empty block: parse_error): the official rule here until the '
-         'extraction module names it')),
+        ('its code was not available to read: the values come from its documentation page',)),
 }
 
 DEFAULT = 'official'

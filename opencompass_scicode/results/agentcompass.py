@@ -2,9 +2,11 @@
 (one per problem) and `summary.md` in that run directory (under the work dir).
 
 Built from our files only, read as plain JSON: the results file (verdicts, counts, each step's
-code) and the predictions file (each step's exchange with the model, its `trajectory`). The
-counts are ours (the whole split in the denominators, a step without an answer failed); a
-problem's `error` is what kept a step from being answered or scored.
+code) and the predictions file (each step's exchange with the model, its `trajectory`). A
+problem's `error` is what kept a step from being answered (a refused request) or scored. The
+counts of summary.md are AgentCompass's: `Total` problems, `Error` those with an error,
+`Evaluated` the others, and the rates and their raw counts over the evaluated problems only
+(our own tables keep the whole split in their denominators).
 """
 import json
 from pathlib import Path
@@ -83,12 +85,12 @@ def attempt(problem, records):
 
 
 def _counts(tasks):
-    out = {'Total': len(tasks), 'Evaluated': sum(1 for t in tasks if t['error'] is None),
-           'Error': sum(1 for t in tasks if t['error'] is not None),
-           'main_problem_resolved': sum(t['problem_correct'] for t in tasks),
-           'main_problem_total': len(tasks),
-           'subproblem_correct': sum(t['total_correct'] for t in tasks),
-           'subproblem_total': sum(t['total_steps'] for t in tasks)}
+    evaluated = [t for t in tasks if t['error'] is None]
+    out = {'Total': len(tasks), 'Evaluated': len(evaluated), 'Error': len(tasks) - len(evaluated),
+           'main_problem_resolved': sum(t['problem_correct'] for t in evaluated),
+           'main_problem_total': len(evaluated),
+           'subproblem_correct': sum(t['total_correct'] for t in evaluated),
+           'subproblem_total': sum(t['total_steps'] for t in evaluated)}
     out['main_problem_resolve_rate'] = _rate(out['main_problem_resolved'], out['main_problem_total'])
     out['subproblem'] = _rate(out['subproblem_correct'], out['subproblem_total'])
     return out

@@ -13,7 +13,7 @@ from typing import Optional
 
 STATUSES = ('pass', 'fail', 'timeout', 'parse_error', 'eval_error', 'skipped')
 # Why a step failed, in a word (decided in evaluation/verdict.py), in the order tables show them.
-CATEGORIES = ('pass', 'no_code', 'truncated', 'syntax_error', 'name_error', 'import_error',
+CATEGORIES = ('pass', 'no_code', 'refused', 'truncated', 'syntax_error', 'name_error', 'import_error',
               'wrong_value', 'exception', 'timeout', 'resource_limit', 'tamper', 'eval_error',
               'skipped')
 

@@ -8,12 +8,14 @@ kinds of line, kept few so that a sweep of many models stays readable:
 - one for scoring during inference (early evaluation): the steps every task has scored so far,
   against all the steps the tasks will answer, and how many are answered; shown once the
   first step is scored.
+A line that scores (an eval task's, the scoring line) names the step running longest once it
+has run for a minute (utils/progress.py, long_running): a step in an endless loop shows by name.
 """
 import time
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..utils.progress import read_progress
+from ..utils.progress import long_running, read_progress
 
 PART_LINES_UP_TO = 3
 
@@ -71,8 +73,9 @@ class TaskBoard:
             self.bar.update(row, extra=where + 'starting')
             return
         noun = _noun(spec)
+        long = long_running(info) if spec.stage == 'eval' else ''      # inference: on the scoring line
         self.bar.update(row, total=info['total'], completed=info['done'],
-                        extra=f'{where}{info.get("errors", 0)} {noun}{_rate(info)}')
+                        extra=f'{where}{info.get("errors", 0)} {noun}{_rate(info)}' + (f' · {long}' if long else ''))
         self._parts(spec, info, whole=False, add=True)
 
     def _parts(self, spec, info, whole, add):
@@ -100,8 +103,10 @@ class TaskBoard:
         if self.scoring_row is None:
             label = f'{self.title} scoring'.strip()
             self.scoring_row = self.bar.add_task(label, total=total, extra='')
+        running = {name: since for info in infos for name, since in (info.get('running') or {}).items()}
+        long = long_running({'running': running})
         self.bar.update(self.scoring_row, total=max(total, scored), completed=scored,
-                        extra=f'{answered} answered')
+                        extra=f'{answered} answered' + (f' · {long}' if long else ''))
 
 
 def _noun(spec):

@@ -266,8 +266,8 @@ class Fetching:
 def needed_sources(dataset):
     """The sources to fetch `dataset`'s targets from, or None when nothing is to be fetched:
     targets found, or named with h5py_file= (unless it names the default place, data dir /
-    test_data.h5), or a validation split without targets_url (its targets are regenerated from
-    the gold code)."""
+    test_data.h5), or validation problems only without targets_url (their targets are
+    regenerated from the gold code)."""
     default = dataset.data_dir / (VERIFIED_NAME if dataset.targets == 'verified' else H5_NAME)
     if dataset.h5py_file and Path(dataset.h5py_file).resolve() != default.resolve():
         return None         # a file of the user's own: never fetched over (locate.py says if it is missing)
@@ -275,7 +275,7 @@ def needed_sources(dataset):
         if default.is_file():
             return None
     elif (find_official_h5(dataset.data_dir) or per_step.found_in(dataset.data_dir)
-          or (dataset.split == 'validation' and not dataset.targets_urls)):
+          or (not dataset.targets_urls and dataset.validation_only)):
         return None
     return sources_for(dataset.targets, dataset.targets_urls, dataset.targets_sha256)
 

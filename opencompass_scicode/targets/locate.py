@@ -4,8 +4,8 @@
 - `custom`: an explicit `h5py_file` whose checksum is not the official one.
 - `opencompass-per-step`: OpenCompass's layout, one file per step (per_step.py): a directory
   (`h5py_file=`, or `test_data/` in the data dir) or OpenCompass's zip of it.
-- `regenerated`: validation split without the official file: targets rebuilt
-  from the gold code (evaluation/regenerate.py), cached in the data dir under a
+- `regenerated`: validation problems only (the validation split, or split 'all' with
+  sample_ids of validation problems) without the official file: targets rebuilt from the gold code (evaluation/regenerate.py), cached in the data dir under a
   key of the data and library versions.
 - `verified`: with `targets='verified'`, SciCode-Verified's corrected test_data_cleaned.h5
   (`h5py_file`, or found in the data dir) whose checksum is the published one; another file
@@ -158,7 +158,7 @@ def plan_targets(dataset):
     folder = per_step.found_in(dataset.data_dir)
     if folder:
         return per_step.KIND, folder
-    if dataset.split == 'validation':
+    if dataset.validation_only:         # gold code for every problem
         return 'regenerated', regenerated_path(dataset)
     raise DataError(_h5_missing_message(dataset))
 

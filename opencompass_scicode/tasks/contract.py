@@ -6,14 +6,17 @@ paths, and the tasks it depends on. A runner launches `command` (a local
 process, or a job on a cluster) and reads the exit status; it never looks at
 what the task does. The task itself decides whether its outputs are already
 complete (`-r`), and then exits with EXIT_SKIPPED without redoing anything.
+A task that fails, or ends with steps in error, says why on a line of its log
+starting `error: ` (CAUSE); `failure_cause` reads it back for the terminal.
 """
 import signal
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Optional
 
 EXIT_OK = 0            # done: every output written
 EXIT_FAILED = 1        # failed: the log says why (the runner marks the task failed)
-EXIT_STEP_ERRORS = 3   # finished, but some steps could not be generated
+EXIT_STEP_ERRORS = 3   # finished, but some steps have no answer (not generated, or their request refused)
 EXIT_SKIPPED = 4       # outputs were complete already
 EXIT_NO_SPACE = 5      # stopped: a file system it writes to is full (errors.NoSpaceError)
 EXIT_INTERRUPTED = 130  # stopped by Ctrl-C or SIGTERM; what it finished is saved
@@ -133,3 +136,34 @@ def status_of(spec, returncode, duration_s, log_path=None):
         note = f'killed by {_signal_name(-returncode)}'      # from outside: an operator, the OOM killer
     return TaskStatus(spec.name, state, round(duration_s, 1), log_path or spec.log_path, returncode,
                       note, dict(spec.labels, stage=spec.stage))
+
+
+CAUSE = 'error: '
+CAUSE_CHARS = 400          # of one line on the terminal; the log keeps it whole
+
+
+def failure_cause(log_path):
+    """Why a task failed or ended with errors, in at most two lines of its log: its last `error: `
+    line (and the `fix:` line after it), else the last line of a traceback; [] if the log says
+    neither (or cannot be read)."""
+    try:
+        with open(log_path, 'rb') as fh:
+            fh.seek(max(0, Path(log_path).stat().st_size - 64 * 1024))
+            lines = fh.read().decode('utf-8', errors='replace').splitlines()
+    except OSError:
+        return []
+    # the task's own lines carry its name first ("[infer/m] error: ..."): the cause follows the prefix
+    said = [i for i, line in enumerate(lines) if line.startswith(CAUSE) or f'] {CAUSE}' in line[:200]]
+    if said:
+        first = lines[said[-1]]
+        cause = [first[first.index(CAUSE) + len(CAUSE):]]
+        after = lines[said[-1] + 1] if said[-1] + 1 < len(lines) else ''
+        if after.strip().startswith('fix:'):
+            cause.append(after.strip())
+    elif any(line.startswith('Traceback') for line in lines):
+        cause = [next(line for line in reversed(lines) if line.strip())]
+    else:
+        return []
+    # a server's or a program's words: no terminal control sequences reach the screen
+    cause = [''.join(c if c.isprintable() else '?' for c in line) for line in cause]
+    return [line if len(line) <= CAUSE_CHARS else line[:CAUSE_CHARS] + '...' for line in cause]

@@ -158,9 +158,13 @@ class EvalTask(BaseTask):
         progress = ProgressFile(self.progress_path, self.name, dataset.scored_step_count * samples)
         counts = {'done': 0, 'failed': 0}
 
+        def step_name(step_id, sample):
+            return f'{step_id} (sample {sample})' if samples > 1 else step_id
+
         def on_step(record):
             counts['done'] += 1
             counts['failed'] += not record.passed
+            progress.finished(step_name(record.step_id, record.sample or 0))
             progress.update(done=counts['done'], errors=counts['failed'])
 
         start = time.monotonic()
@@ -171,7 +175,8 @@ class EvalTask(BaseTask):
         scores = evaluator.evaluate(dataset, predictions, targets, on_step=on_step,
                                     run_root=self.run_dir.root, n=samples,
                                     ks=(self.dataset_cfg.get('eval_cfg') or {}).get('pass_at_k', ()),
-                                    known=known, environments=environments)
+                                    known=known, environments=environments,
+                                    on_start=lambda sid, sample: progress.started(step_name(sid, sample)))
         protocol = protocol_record(self.dataset_cfg, answers_settings(predictions))
         results = {
             'model': self.model_abbr,

@@ -21,7 +21,7 @@ from ..utils.fingerprint import fingerprint
 from ..utils.progress import ProgressFile
 from ..utils.workdir import write_json_atomic
 from .base import BaseTask, second_to_first
-from .contract import EXIT_OK, EXIT_STEP_ERRORS
+from .contract import CAUSE, EXIT_OK, EXIT_STEP_ERRORS
 
 
 class InferTask(BaseTask):
@@ -101,6 +101,9 @@ class InferTask(BaseTask):
                      f'{st.errors} errors -> {part.store.path}')
             if st.errors:
                 self.log(f'{part.dataset.abbr}: steps without code: {", ".join(st.error_steps)}')
+                if st.cause:        # the line the terminal shows (tasks/contract.py, failure_cause)
+                    self.log(f'{CAUSE}{part.dataset.abbr}: {st.errors} of {st.total} steps without an answer; '
+                             f'step {st.cause[0]}: {st.cause[1]}')
             errors += st.errors
         return EXIT_STEP_ERRORS if errors else EXIT_OK
 
@@ -118,5 +121,4 @@ class InferTask(BaseTask):
         """Scores problems as they finish; the eval tasks read these verdicts back."""
         from ..evaluation.eager import EagerEvaluator
         evaluators = [build_evaluator(cfg) for cfg in self.dataset_cfgs]
-        return EagerEvaluator(self.run_dir, list(zip(parts, evaluators)), log=self.log,
-                              on_scored=lambda record: progress.add('scored'))
+        return EagerEvaluator(self.run_dir, list(zip(parts, evaluators)), log=self.log, progress=progress)

@@ -4,6 +4,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..errors import NoSpaceError
 from .workdir import write_json_atomic
 
 
@@ -36,6 +37,26 @@ class ProgressFile:
             self.state[name] = self.state.get(name, 0) + count
             self._write(False)
 
+    def started(self, name):
+        """A step (`name`) began to run: the runner names one still running after a minute.
+        Called from the step pool's threads, which must go on whatever happens here: a write
+        refused (a full disk) is left for the task's own next write to meet."""
+        with self._lock:
+            self.state.setdefault('running', {})[name] = time.time()
+            self._advise()
+
+    def finished(self, name):
+        """A step ended (written at once, so that no ended step is named as running)."""
+        with self._lock:
+            if self.state.get('running', {}).pop(name, None) is not None:
+                self._advise()
+
+    def _advise(self):
+        try:
+            self._write(True)
+        except (OSError, NoSpaceError):
+            pass
+
     def update_part(self, name, done, errors=0):
         """Progress of one part (a dataset of an inference task); the totals follow."""
         with self._lock:
@@ -65,3 +86,19 @@ def read_progress(path):
         return json.loads(Path(path).read_text())
     except (OSError, ValueError):
         return None
+
+
+LONG_STEP_S = 60
+
+
+def long_running(info, now=None):
+    """'step X running N min' for the step of a progress record that has run longest, once that
+    is over LONG_STEP_S; else ''."""
+    running = (info or {}).get('running') or {}
+    if not running:
+        return ''
+    name, since = min(running.items(), key=lambda item: item[1])
+    seconds = (now or time.time()) - since
+    if seconds < LONG_STEP_S:
+        return ''
+    return f'step {name} running {int(seconds // 60)} min' if seconds >= 120 else f'step {name} running {seconds:.0f} s'

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from helpers import KEY, results, run_cli, statuses
+from openai_server import refusal
 
 pytestmark = pytest.mark.slow
 
@@ -98,13 +99,15 @@ def test_openai_responses_protocol_asks_the_responses_endpoint(tmp_path, server)
 @pytest.mark.parametrize('bench, harness, extra, words', [
     ({'split': 'dev'}, {}, (), '--benchmark-params.split'),
     ({'sample_idz': ['1']}, {}, (), '--benchmark-params.sample_idz'),
-    ({'split': 'validation', 'category': 'physics'}, {'mode': 'naive'}, (), 'category'),
+    ({'split': 'validation', 'category': 'physics'}, {'mode': 'naive'}, (), '--benchmark-params.category'),
+    ({'split': 'validation', 'sample_ids': ['999']}, {'mode': 'naive'}, (), '--benchmark-params.sample_ids'),
     ({}, {}, ('--env', 'docker'), '--env'),
 ])
 def test_refusals_exit_2_before_any_request(tmp_path, server, bench, harness, extra, words):
     proc = ac_run(server, tmp_path / 'w', bench, harness, *extra)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert words in proc.stderr and 'Traceback' not in proc.stderr
+    assert 'datasets[0]' not in proc.stderr                   # the flags' words, not the config's
     assert server.log == []
 
 
@@ -126,3 +129,61 @@ def test_custom_parameters_from_a_config_file_with_background(tmp_path, server):
     ours, theirs = run_dirs(work)
     assert statuses(results(ours, 'test-model', 'scicode_validation_with_background')) == {'1.1': 'pass'}
     assert json.loads((theirs / 'details' / '1.json').read_text())['attempts'][0]['correct'] is True
+
+
+PROSE = 'I would first take the inner product of the two vectors, then divide by the norms.'
+
+
+def test_files_match_a_recount_by_agentcompass_definitions_with_an_error_a_prose_answer_and_an_empty_block(
+        tmp_path, server):
+    """Split 'all' (AgentCompass's default) with validation problems alone: no test targets asked for.
+    1.1 is refused (its problem is in Error), 19.2 answers an empty block and 29.2 prose (each a
+    parse_error with null code; 29.3 is asked without the prose), 3.1 is right."""
+    def rule(body):
+        asked = [m['content'] for m in body['messages'] if m['role'] == 'user'][-1].split('NEXT STEP')[-1]
+        for header, behaviour in (('def cg(', refusal('context')), ('def n_tangle(', {'content': '```python\n```'}),
+                                  ('def inner_product(', {'content': PROSE})):
+            if header in asked:
+                return behaviour
+        return None
+    server.rule = rule
+    work = tmp_path / 'w'
+    proc = ac_run(server, work, {'split': 'all', 'sample_ids': ['1', '3', '19', '29']}, {'mode': 'naive'})
+    assert proc.returncode == 1, proc.stderr[-2000:]          # a step without an answer: not 0
+    assert "step 1.1: test-model: the prompt does not fit the model's context" in ' '.join(proc.stderr.split())
+    ours, theirs = run_dirs(work)
+    assert results(ours, 'test-model', 'scicode_all')['targets'] == 'regenerated'
+    later = next(e for e in server.log if 'def orthogonalize(' in e['body']['messages'][-1]['content'])
+    assert PROSE not in later['body']['messages'][-1]['content']        # the prose reached no later prompt
+    tasks = {p.stem: json.loads(p.read_text()) for p in (theirs / 'details').glob('*.json')}
+    assert sorted(tasks) == ['1', '19', '29', '3']
+    evaluations = []
+    for task in tasks.values():
+        (attempt,) = task['attempts']
+        ev = attempt['meta']['evaluation']
+        scored = [s for s in ev['steps'] if s['status'] != 'skipped']
+        # AgentCompass's per-problem definitions, recounted from the steps
+        assert ev['total_steps'] == len(scored) and ev['total_correct'] == sum(s['status'] == 'pass' for s in scored)
+        assert ev['problem_correct'] == int(all(s['status'] == 'pass' for s in scored))
+        assert attempt['score'] == ev['subproblem_correctness'] == round(ev['total_correct'] / ev['total_steps'], 6)
+        assert attempt['correct'] == (ev['problem_correct'] == 1 and ev['error'] is None)
+        for s in scored:          # parse_error: no code parsed, null in the artifacts, absent from the answer
+            code = attempt['artifacts']['step_codes'][s['step_id']]
+            assert (code is None) == (s['status'] == 'parse_error'), s
+            assert (s['step_id'] in attempt['final_answer']['step_codes']) == (code is not None)
+        evaluations.append(ev)
+    steps = {s['step_id']: s for ev in evaluations for s in ev['steps']}
+    assert steps['19.2']['status'] == steps['29.2']['status'] == steps['1.1']['status'] == 'parse_error'
+    assert 'maximum context length' in tasks['1']['attempts'][0]['meta']['evaluation']['error']
+    assert [t for t, task in tasks.items() if task['attempts'][0]['meta']['evaluation']['error']] == ['1']
+    # summary.md by AgentCompass's definitions: the rates over the evaluated problems
+    evaluated = [ev for ev in evaluations if ev['error'] is None]
+    resolved = sum(ev['problem_correct'] for ev in evaluated)
+    correct, total = sum(ev['total_correct'] for ev in evaluated), sum(ev['total_steps'] for ev in evaluated)
+    expected = {'Total': 4, 'Evaluated': 3, 'Error': 1, 'main_problem_resolved': resolved,
+                'main_problem_total': 3, 'main_problem_resolve_rate': round(resolved / 3, 4),
+                'subproblem_correct': correct, 'subproblem_total': total, 'subproblem': round(correct / total, 4)}
+    assert resolved == 1 and total == 6                 # 3 resolved; 19 and 29 not; 1 in error
+    summary = (theirs / 'summary.md').read_text()
+    for name, value in expected.items():
+        assert f'- {name}: {value}\n' in summary, (name, value, summary)

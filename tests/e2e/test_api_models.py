@@ -94,17 +94,6 @@ def test_retries_are_bounded_the_run_goes_on_and_resume_retries_only_failures(tm
     assert statuses(results(run_dir, 'api', 'val'))['19.2'] == 'pass'
 
 
-def test_wrong_key_stops_at_the_first_request(tmp_path, server):
-    server.key = 'sk-the-right-one'
-    work = tmp_path / 'w'
-    proc = run_cli([api_config_file(tmp_path, server, model=dict(max_concurrency=8)), '-w', work])
-    assert proc.returncode == 1
-    assert len(server.log) == 1 and server.log[0]['status'] == 401
-    log = (only_run(work) / 'logs' / 'infer' / 'api.out').read_text()
-    assert 'refused the request (401)' in log and 'API key' in log
-    assert KEY not in log
-
-
 def test_a_slow_first_answer_holds_the_other_requests_only_for_a_moment(tmp_path, server):
     """The first request goes alone until it is refused or GATE_WAIT_S has passed, not until its
     answer arrives: a model that takes long to answer does not serialise the start of a run."""

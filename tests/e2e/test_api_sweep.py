@@ -26,6 +26,7 @@ def started_and_ended(run_dir, model):
 
 def test_eight_api_models_start_at_once_and_a_server_task_waits_for_its_slot(tmp_path, server):
     server.delay = 1.0
+    server.models = [f'model-{i}' for i in range(8)]      # the list the endpoint check reads names them
     served = [f"dict(type='OpenAIChatModel', abbr='s{i}', path='test-model', key={KEY!r}, retries=2, timeout=30, "
               f"server=dict(command={SERVE!r}, ready_timeout=60))" for i in range(2)]
     apis = [f"dict(type='OpenAIChatModel', abbr='a{i}', path='model-{i}', base_url={server.base_url!r}, "

@@ -29,7 +29,7 @@ def test_smoke_command_becomes_one_model_and_one_dataset():
     (model,), (ds,) = cfg['models'], cfg['datasets']
     assert model == dict(type='OpenAIChatModel', path='org/my-model', base_url=URL, key='sk-unit', api='responses',
                          temperature=0.2, max_out_len=512, extra_body={'top_p': 0.9}, max_concurrency=3)
-    assert ds['split'] == 'validation' and ds['sample_ids'] == ['10', '1'] and ds['infer_cfg'] == {'mode': 'naive'}
+    assert ds['split'] == 'validation' and ds['sample_ids'] == ['10', '1'] and ds['infer_cfg'] == {'mode': 'naive', 'extraction': 'fenced'}
     assert cfg['agentcompass_outputs'] is True and notes == []
 
 
@@ -39,6 +39,60 @@ def test_agentcompass_defaults_apply_with_one_note():
     assert ds['split'] == 'all' and ds['infer_cfg']['mode'] == 'tool_use' and ds['with_bg'] is False
     assert notes == ["AgentCompass's defaults apply: split='all' (ours: 'validation'), "
                      "mode='tool_use' (ours: 'naive')"]
+
+
+def test_agentcompass_rules_come_with_its_command():
+    """A prose answer is a parse_error with null code (the 'fenced' extraction); a dataset_zip_url's
+    test_data.h5 must be the official file; a relative h5py_file is under AgentCompass's data dir."""
+    from opencompass_scicode.datasets.files import H5_SHA256
+    cfg, _, _ = translate(bench={'split': 'test', 'dataset_zip_url': 'http://127.0.0.1:9/t.zip',
+                                 'h5py_file': 'test_data.h5'})
+    ds = cfg['datasets'][0]
+    assert ds['infer_cfg']['extraction'] == 'fenced' and ds['targets_sha256'] == H5_SHA256
+    assert ds['h5py_file'] == 'data/test_data.h5'          # no --data-dir: AgentCompass's default, data
+    assert translate(bench={'h5py_file': '/abs/t.h5'})[0]['datasets'][0]['h5py_file'] == '/abs/t.h5'
+
+
+def test_a_dataset_zip_url_holding_another_file_is_refused(tmp_path):
+    import io
+    import zipfile
+    from file_server import FileServer
+    from opencompass_scicode.registry import build_dataset
+    from opencompass_scicode.targets.fetch import Fetching
+    from opencompass_scicode.errors import DataError
+    data_dir = tmp_path / 'data'
+    data_dir.mkdir()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, 'w') as zf:
+        zf.writestr('scicode/test_data.h5', b'\x89HDF\r\n\x1a\n not the official file')
+    with FileServer({'/t.zip': buffer.getvalue()}) as srv:
+        cfg, _, _ = translate('--data-dir', str(data_dir), bench={'split': 'test', 'dataset_zip_url': srv.url('/t.zip')})
+        entry = dict(cfg['datasets'][0], path=str(DATA))        # the problems of the real data dir
+        dataset = build_dataset({k: v for k, v in entry.items() if k != 'infer_cfg'})
+        dataset.path = str(data_dir)                            # fetched into a dir of its own
+        with pytest.raises(DataError, match='sha256 mismatch for test_data.h5'):
+            Fetching(say=lambda text: None).ensure(dataset)
+    assert not (data_dir / 'test_data.h5').exists()
+
+
+@pytest.mark.parametrize('key, flag', [
+    ('datasets[0].category', '--benchmark-params.category'),
+    ('datasets[0].sample_ids', '--benchmark-params.sample_ids'),
+    ('datasets[0].targets_url', '--benchmark-params.dataset_zip_url'),
+    ('datasets[0].with_bg', '--harness-params.with_background'),
+    ('datasets[0].infer_cfg.mode', '--harness-params.mode'),
+    ('datasets[0].path', '--data-dir'),
+    ('models[0].base_url', '--model-base-url'),
+    ('models[0].max_out_len', '--model-params.max_tokens'),
+    ('models[0].max_concurrency', '--task-concurrency'),
+])
+def test_later_errors_about_the_config_name_the_flag_it_came_from(key, flag):
+    from opencompass_scicode.config.from_agentcompass.command_line import in_their_words
+    said = in_their_words(ConfigError('no problem is in category x', key=key, fix='use all'))
+    assert said.key == flag and str(said).startswith(f'the command line (run scicode ...): key `{flag}`')
+    assert 'datasets[0]' not in str(said) and 'models[0]' not in str(said) and said.fix == 'use all'
+    other = ConfigError('x', key='runner.max_num_workers')
+    assert in_their_words(other) is other
 
 
 def test_data_dir_search_order_and_h5_relative_to_it(tmp_path):

@@ -1,3 +1,5 @@
+import pytest
+
 from opencompass_scicode.datasets.chain import strip_imports
 from opencompass_scicode.inference.extract import extract_code, fenced_block
 
@@ -39,3 +41,26 @@ def test_lines_that_only_look_like_imports_stay():
 def test_extract_code_end_to_end():
     response = 'Here:\n```python\nimport numpy as np\n\ndef g(x):\n    return np.sum(x)\n```\nDone.'
     assert extract_code(response) == '\n\ndef g(x):\n    return np.sum(x)\n'
+
+
+def test_the_fenced_rule_finds_no_code_in_prose_or_an_empty_block_and_the_official_rule_is_unchanged():
+    from opencompass_scicode.inference.extract import extract
+    prose = 'I would first normalise the vector, then return it.'
+    assert extract(prose, 'fenced') is None and extract(prose) == prose          # official: the whole answer
+    for empty in ('```python\n```', 'Here:\n```python\n\n   \n```', '```python\nimport numpy as np\n```'):
+        assert extract(empty, 'fenced') is None, empty
+    assert extract('```python\n```') == '\n'                                      # official keeps the block
+    fenced = 'Here:\n```python\nimport numpy as np\ndef f():\n    return 1\n```'
+    assert extract(fenced, 'fenced') == extract(fenced, 'official') == '\ndef f():\n    return 1\n'
+    with pytest.raises(ValueError, match="unknown extraction 'loose'"):
+        extract(fenced, 'loose')
+
+
+def test_the_extraction_is_an_inference_setting_that_only_changes_fingerprints_when_not_official():
+    from opencompass_scicode.errors import ConfigError
+    from opencompass_scicode.inference.settings import InferConfig
+    assert 'extraction' not in InferConfig().settings()
+    assert InferConfig(extraction='fenced').settings()['extraction'] == 'fenced'
+    with pytest.raises(ConfigError, match="unknown extraction rule 'loose'") as caught:
+        InferConfig(extraction='loose')
+    assert caught.value.key == 'extraction' and "'official', 'fenced'" in caught.value.fix

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -338,3 +339,14 @@ def test_the_pool_lives_as_long_as_run_py_not_the_task_s_parent(monkeypatch):
     assert _watched_pid() == 4141
     monkeypatch.delenv(RUN_ENV)
     assert _watched_pid() == 4242                    # a task started by run.py itself
+
+
+def test_the_pool_tells_the_task_when_a_worker_starts_each_of_its_steps(tiny_data, tmp_path):
+    """What a scoring progress line names a long step by (tasks/evaluate.py)."""
+    ds, targets, preds = _programs(tiny_data)
+    heard, verdicts = {}, {}
+    SciCodeEvaluator(timeout=60).evaluate(ds, preds, targets, run_root=tmp_path / 'run',
+                                          on_start=lambda sid, sample: heard.setdefault(sid, time.monotonic()),
+                                          on_step=lambda r: verdicts.setdefault(r.step_id, time.monotonic()))
+    assert sorted(heard) == sorted(verdicts) == ['900.1', '900.2', '901.1']
+    assert all(heard[sid] <= verdicts[sid] for sid in heard)

@@ -397,5 +397,7 @@ def test_a_copied_worker_is_just_as_contained(world, tmp_path):
     assert tree_state(root) == before
     wait_until(lambda: not leftover_processes(), 5, interval=0.1)
     assert leftover_processes() == []
+    # killed as the executor closes; on a loaded machine the last ones may take a moment to exit
+    wait_until(lambda: not set(processes_running('sandbox.worker')) & set(workers), 10, interval=0.1)
     assert not set(processes_running('sandbox.worker')) & set(workers), 'a worker or a copy outlived the executor'
     assert set(glob.glob(os.path.join(tempfile.gettempdir(), 'scicode-steps-*'))) <= roots_before

@@ -387,3 +387,22 @@ def test_fetch_command_verified_fetches_targets_and_problems(tmp_path, targets_b
     with pytest.raises(SystemExit) as info:
         fetching.main(['--data-dir', str(data_dir), '--problems-url', 'https://example.invalid/p.jsonl'])
     assert info.value.code == 2 and '--source verified' in capsys.readouterr().err
+
+
+def test_split_all_with_validation_problems_alone_needs_no_test_targets(tmp_path):
+    """AgentCompass's default split is 'all': its sample_ids of validation problems alone are
+    scored against regenerated targets, as split 'validation' is; one test problem needs them."""
+    import json
+    from opencompass_scicode.targets.fetch import needed_sources
+    from opencompass_scicode.targets.locate import plan_targets
+    data_dir = make_data_dir(tmp_path / 'data', TINY_PROBLEMS)
+    test_problem = dict(TINY_PROBLEMS[1], problem_id='800')
+    test_problem['sub_steps'] = [dict(s, step_number='800.1', ground_truth_code=None) for s in test_problem['sub_steps']]
+    (data_dir / 'problems_all.jsonl').write_text(json.dumps(test_problem) + '\n')
+    chosen = tiny_dataset(data_dir, split='all', sample_ids=['900', '901'])
+    assert chosen.validation_only and needed_sources(chosen) is None and plan_targets(chosen)[0] == 'regenerated'
+    mixed = tiny_dataset(data_dir, split='all', sample_ids=['900', '800'])
+    assert not mixed.validation_only and needed_sources(mixed)[0].label == 'official'
+    with pytest.raises(DataError, match='needs the official test targets'):
+        plan_targets(mixed)
+    assert not tiny_dataset(data_dir, split='all').validation_only

@@ -11,7 +11,7 @@ import yaml
 from mmengine.config import Config
 
 from ...errors import ConfigError
-from .params import ENVS, dataset_entry, model_entry
+from .params import DATASET_FLAGS, ENVS, MODEL_FLAGS, dataset_entry, model_entry
 
 BENCHMARKS = ('scicode',)
 HARNESSES = ('scicode_tool_use',)
@@ -104,3 +104,20 @@ def config_from_run_args(args):
                       runner=dict(type='LocalRunner', max_num_workers=2), work_dir=WORK_DIR,
                       agentcompass_outputs=True))
     return cfg, source, notes
+
+
+def in_their_words(error):
+    """A ConfigError about the config this command became, naming the flag or param the key came
+    from (`--benchmark-params.category`, not `datasets[0].category`)."""
+    key = error.key or ''
+    for prefix, flags in (('datasets[0].infer_cfg.', None), ('datasets[0].', DATASET_FLAGS),
+                          ('models[0].', MODEL_FLAGS)):
+        if key.startswith(prefix):
+            name = key[len(prefix):]
+            head = name.split('.', 1)[0]
+            flag = f'--harness-params.{name}' if flags is None else flags.get(head)
+            if flag is None:
+                return error
+            return ConfigError(error.message, file=error.file or SOURCE, key=flag, fix=error.fix, line=None)
+    return error
+

@@ -3,12 +3,16 @@
 `--benchmark-params`, `--harness-params` and `--model-params` are JSON objects; each key
 maps onto one option of a dataset entry (SciCodeDataset), its infer_cfg (InferConfig) or
 the model entry (OpenAIChatModel). Unknown keys and bad values stop the run before any
-request, named as AgentCompass names them. Where AgentCompass's default differs from ours
-(split, mode), its default is used and one note says so.
+request, named as AgentCompass names them (command_line.in_their_words names the keys of
+later checks of the config the same way). Where AgentCompass's default differs from ours
+(split, mode), its default is used and one note says so. AgentCompass's definitions come with its command:
+the dataset's protocol is 'agentcompass' (protocols/: an answer without a code block is a
+parse_error with null code, the 'fenced' extraction; results name any key given otherwise), and
+the targets a `dataset_zip_url` holds must be the official file.
 """
 from pathlib import Path
 
-from ...datasets.files import DEFAULT_DATA_DIR
+from ...datasets.files import DEFAULT_DATA_DIR, H5_SHA256
 from ...datasets.scicode import SPLITS, SciCodeDataset
 from ...errors import ConfigError, did_you_mean
 from ...inference.settings import MODES, InferConfig
@@ -24,9 +28,21 @@ MODEL_KEYS = tuple(MODEL_OWN) + MODEL_BODY
 PROTOCOLS = {'openai-chat': 'chat', 'openai-responses': 'responses'}
 ENVS = ('host_process',)
 AGENTCOMPASS_DEFAULTS = {'split': ('all', 'validation'), 'mode': ('tool_use', 'naive')}
+# AgentCompass's own data dir when --data-dir is not given: a relative h5py_file is under it.
+AGENTCOMPASS_DATA_DIR = 'data'
+# AgentCompass's rule for taking the code from an answer (inference/extract.py), and its protocol
+EXTRACTION = 'fenced'
+PROTOCOL = 'agentcompass'
 # dataset/infer_cfg option -> the AgentCompass key it came from (to name a refused value)
 DATASET_KEY = {'split': 'split', 'sample_ids': 'sample_ids', 'category': 'category', 'h5py_file': 'h5py_file',
-               'with_bg': 'with_background', 'targets_url': 'dataset_zip_url'}
+               'with_bg': 'with_background', 'targets_url': 'dataset_zip_url', 'targets_sha256': 'dataset_zip_url'}
+# config key of the one model and the one dataset -> the flag (or param) it came from
+MODEL_FLAGS = {'base_url': '--model-base-url', 'key': '--model-api-key', 'api': '--model-api-protocol',
+               'max_concurrency': '--task-concurrency', 'path': 'MODEL', 'temperature': '--model-params.temperature',
+               'max_out_len': '--model-params.max_tokens', 'timeout': '--model-params.timeout',
+               'extra_body': '--model-params'}
+DATASET_FLAGS = {**{k: f'--benchmark-params.{v}' for k, v in DATASET_KEY.items()},
+                 'with_bg': '--harness-params.with_background', 'path': '--data-dir'}
 
 
 def check_keys(params, known, flag, file):
@@ -77,7 +93,8 @@ def dataset_entry(benchmark, harness, data_dir, file, notes):
     path, note = find_data_dir(data_dir)
     if note:
         notes.append(note)
-    entry = dict(type='SciCodeDataset', path=path, split=split, with_bg=bool(harness.get('with_background', False)))
+    entry = dict(type='SciCodeDataset', path=path, split=split, with_bg=bool(harness.get('with_background', False)),
+                 protocol=PROTOCOL)
     if not isinstance(harness.get('with_background', False), bool):
         raise ConfigError(f'must be true or false, got {harness["with_background"]!r}',
                           key='--harness-params.with_background', file=file)
@@ -91,7 +108,7 @@ def dataset_entry(benchmark, harness, data_dir, file, notes):
     if h5:
         if not isinstance(h5, str):
             raise ConfigError(f'must be a path, got {h5!r}', key='--benchmark-params.h5py_file', file=file)
-        entry['h5py_file'] = str(Path(data_dir) / h5) if data_dir and not Path(h5).is_absolute() else h5
+        entry['h5py_file'] = h5 if Path(h5).is_absolute() else str(Path(data_dir or AGENTCOMPASS_DATA_DIR) / h5)
     url = benchmark.get('dataset_zip_url')
     if url:
         if not isinstance(url, str):
@@ -101,7 +118,8 @@ def dataset_entry(benchmark, harness, data_dir, file, notes):
                               fix='download and unpack the archive by hand, then give its test_data.h5 as '
                                   'h5py_file (relative to --data-dir)')
         entry['targets_url'] = [url]
-    infer = {'mode': mode}
+        entry['targets_sha256'] = H5_SHA256       # the test_data.h5 it holds is the official one
+    infer = {'mode': mode, 'extraction': EXTRACTION}
     for name in ('tool_use_max_loops', 'code_timeout_seconds'):
         if name in harness:
             infer[name] = harness[name]
@@ -142,3 +160,4 @@ def model_entry(name, base_url, key, protocol, params, concurrency, file):
                               file=file)
         entry['max_concurrency'] = concurrency
     return entry
+
