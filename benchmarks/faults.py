@@ -1,7 +1,10 @@
 """Faults survived: a campaign of kills, double resumes, a full disk, a torn line, a hung model
-server and one that dies, each against the loopback OpenAI-compatible server (tests/openai_server.py).
+server and one that dies, each against the loopback OpenAI-compatible server (tests/openai_server.py);
+then the two sweeps: the disk full at every point of a run (faults_disk.py) and every kind of the
+run's processes killed at seeded moments (faults_kill.py).
 
-    python benchmarks/faults.py            # as root for the full-disk case (it mounts a tmpfs)
+    python benchmarks/faults.py            # as root (the full-disk cases mount tmpfs file systems)
+    python benchmarks/faults.py --only disk,kill --seeds 5 --step-kib 8
 
 Each case runs `run.py` in real processes, injects its faults with real signals (the whole
 process tree stopped, then SIGKILL, as a power cut), a real tmpfs or a real cut file, resumes
@@ -143,6 +146,11 @@ def note_lost(case, server, work):
     """After a fault: the requests it cut off (sent, their answer not saved), beyond earlier faults'."""
     surplus = sent(server) - case.extra['log_start'] - answered(work)
     case.lost_in_flight.append(surplus - sum(case.lost_in_flight))
+
+
+def out_of(items, holds):
+    """'k/n': how many of `items` `holds` is true of."""
+    return f'{sum(1 for item in items if holds(item))}/{len(items)}'
 
 
 def uninterrupted(server, tmp, cfg):
@@ -443,23 +451,66 @@ def campaign(tmp, tmpfs_size='1m'):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.parse_args(argv)
+    parser.add_argument('--only', default='campaign,disk,kill', help='which of campaign, disk, kill to run')
+    parser.add_argument('--step-kib', type=int, default=8, help='disk sweep: tmpfs sizes this far apart')
+    parser.add_argument('--seeds', type=int, default=3, help='kill sweep: moments per kind of process')
+    parser.add_argument('--detail', action='store_true', help='also one line per point and per kill')
+    args = parser.parse_args(argv)
+    chosen = set(args.only.split(','))
+    bad = []
+    with tempfile.TemporaryDirectory(prefix='scicode-faults-') as tmp:
+        if 'campaign' in chosen:
+            bad += _campaign_table(Path(tmp) / 'campaign')
+        if 'disk' in chosen:
+            bad += _sweep_table('disk', Path(tmp) / 'disk', args)
+        if 'kill' in chosen:
+            bad += _sweep_table('kill', Path(tmp) / 'kill', args)
+    if bad:
+        print(f'FAILED: {", ".join(bad)}', file=sys.stderr)
+        return 1
+    return 0
+
+
+def _campaign_table(tmp):
     from tabulate import tabulate
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix='scicode-faults-') as tmp:
-        cases = campaign(tmp)
+    tmp.mkdir()
+    cases = campaign(tmp)
     print(tabulate([c.row() for c in cases],
                    headers=['case', 'faults injected', 'answers requested / steps needed',
                             'verdicts = uninterrupted', 'records lost'], disable_numparse=True,
                    tablefmt='github'))
     print(f'\n{len(SUBSET)} validation problems ({steps_needed(SUBSET)} answers: without and with background); '
           f'{time.monotonic() - start:.0f} s in all; exit codes: '
-          + '; '.join(f'{c.name} {" ".join(map(str, c.exit_codes))}' for c in cases))
-    bad = [c.name for c in cases if not c.verdicts_equal or c.records_lost or c.extra.get('twice')]
-    if bad:
-        print(f'FAILED: {", ".join(bad)}', file=sys.stderr)
-        return 1
-    return 0
+          + '; '.join(f'{c.name} {" ".join(map(str, c.exit_codes))}' for c in cases) + '\n')
+    return [c.name for c in cases if not c.verdicts_equal or c.records_lost or c.extra.get('twice')]
+
+
+def _name(point):
+    return point.how if hasattr(point, 'how') else f'{point.kind} seed {point.seed}'
+
+
+def _sweep_table(which, tmp, args):
+    """Run the disk or the kill sweep and print its table; the names of the points that failed."""
+    from tabulate import tabulate
+    from openai_server import FakeOpenAI, all_steps
+    import faults_disk
+    import faults_kill
+    start = time.monotonic()
+    tmp.mkdir()
+    def report(point):          # as each point ends: a sweep takes a while
+        if args.detail:
+            print(f'  {_name(point)}: {"ok" if point.passed else "FAILED"} at {point.stage}: '
+                  f'{point.message[:160]}', flush=True)
+    with FakeOpenAI(all_steps(str(DATA)), key=KEY) as server:
+        if which == 'disk':
+            module, points = faults_disk, faults_disk.sweep(server, tmp, step_kib=args.step_kib, report=report)
+        else:
+            module, points = faults_kill, faults_kill.sweep(server, tmp, seeds=range(args.seeds), report=report)
+    names = [_name(point) for point in points]
+    print(tabulate(module.table(points), headers=module.HEADERS, disable_numparse=True, tablefmt='github'))
+    print(f'\n{which} sweep: {len(points)} points, {time.monotonic() - start:.0f} s in all\n')
+    return [name for name, point in zip(names, points) if not point.passed]
 
 
 if __name__ == '__main__':

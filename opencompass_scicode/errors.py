@@ -67,6 +67,23 @@ class NoSpaceError(UserFacingError):
         return said[-1].removesuffix(cls.UNWRITTEN) if said else None
 
 
+class ThreadFailed(UserFacingError):
+    """A thread others wait on (a pool's worker, the receiver of a pool's answers) raised: whoever
+    waits on it gets this instead of waiting for what it would have done."""
+
+    def __init__(self, thread, exc):
+        self.thread = thread
+        super().__init__(f'{thread} stopped: {type(exc).__name__}: {exc}')
+
+    @classmethod
+    def passing_on(cls, thread, exc):
+        """What the waiter raises for `exc`, raised in `thread`: an error the user can act on
+        (a full disk) as it is, anything else named with the thread it stopped."""
+        if out_of_space(exc) and not isinstance(exc, NoSpaceError):
+            return NoSpaceError(exc.filename or 'a file of the run')
+        return exc if isinstance(exc, (UserFacingError, KeyboardInterrupt)) else cls(thread, exc)
+
+
 def out_of_space(exc):
     """Whether `exc` is a write refused for lack of space (ENOSPC) or of quota (EDQUOT)."""
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)

@@ -182,11 +182,12 @@ def run_cli(args, cwd=ROOT, timeout=900, env=None):
     return subprocess.run(_run_py(args), cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def start_cli(args, output=subprocess.PIPE):
+def start_cli(args, output=subprocess.PIPE, env=None):
     """`python run.py ARGS` started in a session of its own (os.killpg reaches what it starts);
-    the Popen, its stdout and stderr to `output` (text)."""
+    the Popen, its stdout and stderr to `output` (text). `env`: variables to set over this
+    process's environment."""
     return subprocess.Popen(_run_py(args), cwd=ROOT, stdout=output, stderr=output, text=True,
-                            start_new_session=True)
+                            start_new_session=True, env=dict(os.environ, **env) if env else None)
 
 
 def config_file(tmp_path, models, sample_ids=SUBSET, extra='', name='cfg.py', datasets=None):

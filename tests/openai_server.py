@@ -46,6 +46,7 @@ class FakeOpenAI:
         self.max_in_flight = 0
         self._lock = threading.Lock()
         self.models_status = 200     # what GET /v1/models answers (e.g. 503: still loading)
+        self.received_to = None      # a file that gets a line as each request arrives (kept if killed)
         self.models = models         # the models served (None: any name is answered, 'test-model' listed)
         self.gets = []               # the path of every GET, in order
         self.httpd = ThreadingHTTPServer(('127.0.0.1', port), self._handler())
@@ -125,6 +126,9 @@ class FakeOpenAI:
                 with server._lock:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    if server.received_to:
+                        with open(server.received_to, 'a') as fh:
+                            fh.write('request\n')
                 entry = {'time': time.monotonic(), 'body': body,
                          'auth': self.headers.get('Authorization', '')}
                 entry['status'] = None

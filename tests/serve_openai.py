@@ -40,6 +40,8 @@ def main():
     parser.add_argument('--die-after', type=int, metavar='N', help='exit with code 3 after N answers')
     parser.add_argument('--die-once', metavar='MARKER', help='with --die-after: only if MARKER does not '
                                                             'exist yet (it is created)')
+    parser.add_argument('--received', metavar='FILE', help='a line in FILE as each request arrives, written '
+                                                           'at once (what a SIGKILL leaves of the count)')
     args = parser.parse_args()
     if args.die_once and args.die_after is not None:
         if os.path.exists(args.die_once):
@@ -64,6 +66,7 @@ def main():
                     port=args.port) as server:
         if args.not_ready:
             server.models_status = 503
+        server.received_to = args.received
         print(f'serving on {server.base_url}', flush=True)
         served = 0
         try:

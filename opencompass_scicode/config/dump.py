@@ -1,8 +1,6 @@
 """Writes configs as plain Python files that `Config.fromfile` reads back."""
-import os
-from pathlib import Path
-
 from ..registry import to_plain
+from ..utils.writes import write_whole
 
 
 def dump_config(cfg, path):
@@ -16,10 +14,4 @@ def dump_config(cfg, path):
         data[key] = to_plain(value)
     # whole or not at all: the temporary file is renamed over `path` once written (it keeps the
     # suffix, which tells mmengine the format)
-    path = Path(path)
-    tmp = path.with_name(f'.{path.stem}.{os.getpid()}.tmp{path.suffix}')
-    try:
-        Config(data).dump(str(tmp))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_whole(path, Config(data).dump())      # Python text: the path ends in .py

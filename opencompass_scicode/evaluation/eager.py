@@ -7,12 +7,17 @@ different problems run side by side and inference never waits for scoring.
 Verdicts go to the run's shared verdict cache; the eval task later finds them
 there (same program, tests, targets and limits -> same key) instead of running
 them again.
+
+Early scoring never breaks inference, with one exception: a full disk (a verdict,
+or the progress, that cannot be written). That stops the task as it would stop
+inference: the next `submit` and `finish` raise it.
 """
 import json
 import queue
 import threading
 
 from ..environments import CURRENT
+from ..errors import NoSpaceError
 from ..pool.timings import StepDurations, durations_path
 from ..targets.locate import load_targets
 from .sharing import SharedVerdicts, verdicts_dir
@@ -26,6 +31,7 @@ class EagerEvaluator:
         self.log = log
         self.progress = progress
         self.items = queue.Queue()
+        self.failure = None         # a full disk met on the background thread
         self.by_abbr = {}
         self.pools = {}
         for part, evaluator in parts_and_evaluators:
@@ -53,13 +59,15 @@ class EagerEvaluator:
 
     def submit(self, part, problem, sample=0):
         """Called by the inference loop: cheap, the work happens on the background thread."""
+        if self.failure is not None:
+            raise self.failure
         if part.dataset.abbr in self.by_abbr:
             self.items.put((part.dataset.abbr, problem, sample))
 
     def _loop(self):
         while True:
-            item = self.items.get()
-            if item is None:
+            item = self.items.get()     # finish() puts the None that ends this loop
+            if item is None or self.failure is not None:
                 return
             abbr, problem, sample = item
             part, evaluator, targets, pool, durations = self.by_abbr[abbr]
@@ -69,6 +77,8 @@ class EagerEvaluator:
                 pool.submit(evaluator.submissions(jobs, targets.path, durations,
                                                   lambda record, abbr=abbr: self._scored(abbr, record),
                                                   verdicts=self.shared, on_start=self._starter(abbr)))
+            except NoSpaceError as exc:
+                self.failure = exc
             except Exception as exc:   # the eval task will score it anyway
                 self.log(f'early evaluation of problem {problem.problem_id} skipped: {exc}')
 
@@ -79,7 +89,7 @@ class EagerEvaluator:
             self.progress.finished(running_name(abbr, record.step_id, record.sample or 0))
             try:
                 self.progress.add('scored')
-            except OSError:
+            except (OSError, NoSpaceError):
                 pass
 
     def _starter(self, abbr):
@@ -88,13 +98,20 @@ class EagerEvaluator:
         return lambda step_id, sample: self.progress.started(running_name(abbr, step_id, sample))
 
     def finish(self):
-        """Wait until every submitted step has its verdict."""
+        """Wait until every submitted step has its verdict (each pool is closed, whatever the
+        others raise); raises the first error met (a full disk)."""
         self.items.put(None)
-        self.thread.join()
+        self.thread.join()            # it ends at that None: each item before it is bounded work
+        failures = [self.failure] if self.failure is not None else []
         for pool, _ in self.pools.values():
-            pool.close()
-            if pool.protections:
-                self.shared.put_meta('protections', pool.protections)
+            try:
+                pool.close()
+                if pool.protections:
+                    self.shared.put_meta('protections', pool.protections)
+            except Exception as exc:
+                failures.append(exc)
+        if failures:
+            raise failures[0]
 
 
 def running_name(abbr, step_id, sample=0):

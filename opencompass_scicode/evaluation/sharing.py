@@ -15,7 +15,7 @@ import os
 import socket
 from pathlib import Path
 
-from ..utils.workdir import write_json_atomic
+from ..utils.writes import create_exclusive, write_json_atomic
 from ..utils.fingerprint import fingerprint
 
 
@@ -82,7 +82,7 @@ class SharedVerdicts:
         claim = self._claim(key)
         for _ in range(2):
             try:
-                fd = os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                create_exclusive(claim, f'{HOST} {os.getpid()}')
             except FileExistsError:
                 try:
                     host, _, pid = claim.read_text().rpartition(' ')
@@ -98,8 +98,6 @@ class SharedVerdicts:
                     return False
                 claim.unlink(missing_ok=True)     # its owner died: take over
                 continue
-            with os.fdopen(fd, 'w') as fh:
-                fh.write(f'{HOST} {os.getpid()}')
             return True
         return False
 

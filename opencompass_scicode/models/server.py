@@ -184,8 +184,9 @@ class ModelServer:
                         return
                     self.start(port=self.port)
                 self.wait_ready()
-            except ModelServerError as exc:
-                self.failure = f'{exc} (while restarting it after it {how})'
+            except Exception as exc:     # noqa: BLE001 - the requests read it (server_failure), not a thread's end
+                said = str(exc) if isinstance(exc, ModelServerError) else f'{type(exc).__name__}: {exc}'
+                self.failure = f'{said} (while restarting it after it {how})'
                 self.log(f'model server: the restart failed: {self.failure}')
                 return
 

@@ -10,6 +10,12 @@ If the server goes away (killed, or stopped for being idle while this task was
 about to use it), the programs still waiting are sent to a new one; after
 RETRIES failed attempts in a row they come back as harness failures, never as
 a verdict.
+
+Nothing here waits without an end: the thread that receives the runs watches the
+server through its socket (the kernel closes it when the server dies), and if
+that thread stops on an error (a `done` that could not keep its verdict on a
+full disk), whoever waits for it (close, the next submit) raises that error
+instead of waiting for runs that will never come back.
 """
 import fcntl
 import hashlib
@@ -24,6 +30,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..errors import ThreadFailed
 from ..utils.lifeline import PARENT_ENV, RUN_ENV
 from ..utils.pythonpath import with_package
 from . import wire
@@ -32,6 +39,7 @@ from .workers import NoClaims, cost_of, harness_failure, protections_of, take_in
 
 RETRIES = 3
 START_TIMEOUT_S = 60.0
+POLL_S = 0.5            # how often a waiter looks again whether the thread it waits on still lives
 HOST = socket.gethostname()
 
 
@@ -75,6 +83,7 @@ class MachinePool:
         self._waiting = {}          # key -> submissions not answered yet (the first one was sent)
         self._observed, self._imported = [], {}
         self._receiver = None
+        self._failure = None        # what stopped the receiver, raised to whoever waits on it
         self._closed = False
 
     # ------------------------------------------------------------ as StepPool
@@ -86,6 +95,7 @@ class MachinePool:
         with self._changed:
             if self._closed:
                 raise RuntimeError('submit after close')
+            self._raise_failure()
             fresh = take_in(self._waiting, self.claims, submissions)
             if not fresh:
                 return
@@ -93,18 +103,33 @@ class MachinePool:
         self._send(fresh)
 
     def close(self):
-        """Wait until every program sent has come back, then let go of the server."""
+        """Wait until every program sent has come back, then let go of the server. Raises what
+        stopped the receiver, if it stopped on an error, once it has (never waits for it)."""
         with self._changed:
             self._closed = True
-            while self._waiting:
-                self._changed.wait()
+            while self._waiting and self._failure is None:
+                if not self._receiver.is_alive():     # it answers or fails everything before it ends
+                    self._failure = ThreadFailed('the step pool\'s receiver', RuntimeError(
+                        f'it ended with {len(self._waiting)} programs unanswered'))
+                    break
+                self._changed.wait(POLL_S)
             conn, self._conn = self._conn, None
         if conn is not None:
-            conn.shutdown(socket.SHUT_RDWR)      # the receiver sees the end and returns
+            try:
+                conn.shutdown(socket.SHUT_RDWR)      # the receiver sees the end and returns
+            except OSError:
+                pass                                 # the server went first
             conn.close()
         if self._receiver is not None:
-            self._receiver.join()
+            self._receiver.join()                    # it returns at the shutdown just above
+        with self._changed:
+            self._raise_failure()
         self.durations.save(self._observed, self._imported)
+
+    def _raise_failure(self):
+        """(Caller holds _changed.)"""
+        if self._failure is not None:
+            raise self._failure
 
     # ------------------------------------------------------------ the connection
     def _ensure_connected(self):
@@ -160,6 +185,14 @@ class MachinePool:
             pass            # the server has gone: the receiver sends them to the next one
 
     def _receive(self):
+        try:
+            self._receive_all()
+        except BaseException as exc:    # noqa: B036 - passed on to whoever waits for the runs
+            with self._changed:
+                self._failure = ThreadFailed.passing_on('the step pool\'s receiver', exc)
+                self._changed.notify_all()
+
+    def _receive_all(self):
         conn = self._conn
         while True:
             try:
@@ -193,10 +226,15 @@ class MachinePool:
 
     def _reconnect(self, lost):
         """The server went away: send what still waits to a new one. False when this receiver is
-        done: the connection was let go on purpose, or nothing waits, or no new server could be had
-        (what waits then comes back as a harness failure)."""
+        done: the connection was let go on purpose, or nothing waits (the next submit connects
+        anew, with a receiver of its own), or no new server could be had (what waits then comes
+        back as a harness failure)."""
         with self._changed:
-            if self._conn is not lost or not self._waiting:
+            if self._conn is not lost:
+                return False
+            if not self._waiting:
+                self._conn = None
+                lost.close()
                 return False
             try:
                 self._conn = self._open()

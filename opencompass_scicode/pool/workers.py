@@ -13,11 +13,17 @@ planner.py. A step that runs while the other workers are idle and nothing
 waits may use their cores for its numerical libraries. A step runs while
 holding one of the machine's CPU slots (cpuslots.py), so that the pools of
 several tasks on one machine never run more steps at once than it has CPUs.
+
+A worker thread that raises (a `done` that cannot keep its verdict on a full
+disk) stops the pool: the other workers stop taking programs, and whoever
+waits on the pool (close, the next submit) raises that error.
 """
+import signal
 import threading
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ..errors import ThreadFailed
 from ..sandbox.executor import StepRun
 from .cpuslots import CpuSlots
 from .planner import Planner
@@ -26,6 +32,7 @@ from .timings import StepDurations
 
 # A step expected to run this long may use idle workers' cores (short ones would not gain).
 LONE_STEP_S = 2.0
+POLL_S = 0.5            # an idle worker looks again this often, whatever woke it or did not
 
 
 @dataclass
@@ -81,6 +88,18 @@ def cost_of(run):
     return max(0.0, (run.busy_s or run.duration_s) - run.import_s)
 
 
+def cut_short_from_outside(run):
+    """Whether a run says nothing of its program: its worker died under it, or its step was
+    killed by a SIGKILL, before its verdict was decided, that none of our limits sent (the
+    time-out and the process cap are told apart; the memory cap's OOM kill is not, and costs a
+    second run). Such a program is run once more (the second run's verdict stands): a process
+    killed from outside (an operator, the machine's OOM killer) costs no verdict."""
+    if run.worker_died:
+        return True
+    return (run.error is None and run.returncode == -signal.SIGKILL and not run.timed_out
+            and not run.process_limit_hit and not any(e.get('event') == 'decided' for e in run.events))
+
+
 def harness_failure(exc):
     """The run of a program whose harness failed (not the program)."""
     return StepRun(None, False, 0.0, error=f'{type(exc).__name__}: {exc}')
@@ -104,6 +123,7 @@ class StepPool:
         self._jobs = {}               # key -> the job run for it
         self._running = {}            # key -> (worker, job) running it
         self._closed = False
+        self._failure = None          # what stopped a worker thread, raised to whoever waits
         self._observed, self._imported = [], {}
         self._changed = threading.Condition(threading.RLock())
         self._reporting = threading.Lock()      # one `done` call at a time: callers count in them
@@ -113,6 +133,7 @@ class StepPool:
         """Queue programs; returns at once. Their `done` is called from a worker thread (or here,
         for a program settled elsewhere)."""
         with self._changed:
+            self._raise_failure()
             if self._closed:
                 raise RuntimeError('submit after close')
             with self._reporting:
@@ -151,15 +172,23 @@ class StepPool:
             return bool(self._waiting)
 
     def close(self):
-        """No more submissions: wait until every program has run, then stop the workers."""
+        """No more submissions: wait until every program has run, then stop the workers. Raises
+        what stopped a worker, if one stopped on an error."""
         with self._changed:
             self._closed = True
             self._changed.notify_all()
         for thread in self._threads:
-            thread.join()
+            thread.join()       # each ends, however it ends: its waits and its steps are bounded
         if self._executor is not None:
             self._executor.close()
+        with self._changed:
+            self._raise_failure()
         self.durations.save(self._observed, self._imported)
+
+    def _raise_failure(self):
+        """(Caller holds _changed.)"""
+        if self._failure is not None:
+            raise self._failure
 
     def start(self):
         """Start the workers now (they start with the first submission otherwise): their imports
@@ -176,7 +205,7 @@ class StepPool:
         executor = self._executor
         self._planner = Planner({}, {}, executor.workers, self.durations.imports, executor.loaded,
                                 copy_s=executor.copy_s)
-        self._threads = [threading.Thread(target=self._work, args=(slot,), daemon=True,
+        self._threads = [threading.Thread(target=self._worker, args=(slot,), daemon=True,
                                           name=f'step-worker-{slot}')
                          for slot in range(executor.workers)]
         for thread in self._threads:
@@ -206,17 +235,30 @@ class StepPool:
                         self._answer(key, None)
                     elif self.claims.try_claim(key):
                         return key, planner.take(slot, key)
-                if not planner.pending and self._closed:
+                if self._failure is not None or (not planner.pending and self._closed):
                     return None
                 # The rest is better run by a busy worker, another task runs it, or nothing is
                 # queued yet: look again when something changes (or soon, for other tasks).
-                self._changed.wait(0.1 if planner.pending else None)
+                self._changed.wait(0.1 if planner.pending else POLL_S)
+
+    def _wanted(self, key):
+        """Someone still waits for `key` (it was not withdrawn while it ran)."""
+        with self._changed:
+            return bool(self._waiting.get(key))
 
     def _lone(self, slot, key):
         """A long step while nothing waits and every other worker is idle: it may use their cores."""
         planner = self._planner
         return (planner.expected[key] >= LONE_STEP_S and not planner.pending
                 and all(r is None for w, r in enumerate(planner.running) if w != slot))
+
+    def _worker(self, slot):
+        try:
+            self._work(slot)
+        except BaseException as exc:    # noqa: B036 - passed on to whoever waits on the pool
+            with self._changed:
+                self._failure = self._failure or ThreadFailed.passing_on(f'step worker {slot}', exc)
+                self._changed.notify_all()
 
     def _work(self, slot):
         executor = self._executor
@@ -238,6 +280,8 @@ class StepPool:
                     started()
                 with self.cpus.hold():
                     run = executor.run(job, slot)
+                    if cut_short_from_outside(run) and self._wanted(key):
+                        run = executor.run(job, slot)
                 self.protections = self.protections or protections_of(run)
             except Exception as exc:  # the harness failed, not the program
                 run = harness_failure(exc)

@@ -13,8 +13,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import NoSpaceError, out_of_space
-from ..utils.workdir import remove_parts, replace_whole
+from ..utils.workdir import remove_parts
+from ..utils.writes import append_synced, replace_whole
 from .record import Prediction, as_prediction
 
 
@@ -98,15 +98,7 @@ class PredictionStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self._ends_torn():
                 line = '\n' + line     # a crash cut the last line short; do not glue onto it
-            try:
-                with open(self.path, 'a', encoding='utf-8') as fh:
-                    fh.write(line)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            except OSError as exc:      # what got written of the line is a torn line (see torn())
-                if out_of_space(exc):
-                    raise NoSpaceError(self.path) from None
-                raise
+            append_synced(self.path, line)      # what a full disk lets through is a torn line (torn())
 
     def _ends_torn(self):
         try:

@@ -11,7 +11,7 @@ counts of summary.md are AgentCompass's: `Total` problems, `Error` those with an
 from pathlib import Path
 
 from ..predictions import PredictionStore
-from ..utils.workdir import write_json_atomic
+from ..utils.writes import write_json_atomic, write_whole
 from .schema import load_results
 
 PREFILLED_NOTE = 'official prefilled step'
@@ -143,6 +143,5 @@ def write_agentcompass_files(work_dir, timestamp, results_path, predictions_path
                           {'task_id': task, 'benchmark': 'scicode', 'model': results.model,
                            'category': categories.get(task, 'unclassified'), 'attempts': attempts})
     evaluations = [a['meta']['evaluation'] for attempts in by_task.values() for a in attempts]
-    (out / 'summary.md').write_text(summary_text(results.model, out.name, evaluations, categories, results),
-                                    encoding='utf-8')
+    write_whole(out / 'summary.md', summary_text(results.model, out.name, evaluations, categories, results))
     return out

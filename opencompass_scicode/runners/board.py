@@ -57,8 +57,14 @@ class TaskBoard:
     def _ended(self, spec, info, status):
         row = self.rows[spec.name]
         total = info.get('total') or self.bar.tasks[row].total or 1
-        note = f' ({status.note})' if status.note and status.state != 'skipped' else ''
-        self.bar.update(row, total=total, completed=info.get('done', total), extra=status.state + note)
+        # skipped: its outputs are complete, whatever the progress file of a run cut short says
+        whole = status.state == 'skipped'
+        note = f' ({status.note})' if status.note and not whole else ''
+        self.bar.update(row, total=total, completed=total if whole else info.get('done', total),
+                        extra=status.state + note)
+        # its datasets' lines as it left them: a task that ended between two looks would keep what
+        # the look before saw (0/6 for one that reused every step)
+        self._parts(spec, info, whole, add=False)
 
     def _running(self, spec, info, where):
         row = self.rows[spec.name]
@@ -70,15 +76,23 @@ class TaskBoard:
         long = long_running(info) if spec.stage == 'eval' else ''      # inference: on the scoring line
         self.bar.update(row, total=info['total'], completed=info['done'],
                         extra=f'{where}{info.get("errors", 0)} {noun}{_rate(info)}' + (f' · {long}' if long else ''))
+        self._parts(spec, info, whole=False, add=True)
+
+    def _parts(self, spec, info, whole, add):
+        """One line per dataset of an inference task (`add`: lines for datasets not shown yet;
+        `whole`: each complete)."""
         parts = info.get('parts') or {}
         if not self.part_lines or len(parts) < 2:
             return
-        for name, part in parts.items():        # one line per dataset of an inference task
+        for name, part in parts.items():
             key = (spec.name, name)
             if key not in self.part_rows:
+                if not add:
+                    continue
                 self.part_rows[key] = self.bar.add_task(f'  {name}', total=part['total'], extra='')
-            self.bar.update(self.part_rows[key], total=part['total'], completed=part['done'],
-                            extra=f'{part.get("errors", 0)} {noun}')
+            self.bar.update(self.part_rows[key], total=part['total'],
+                            completed=part['total'] if whole else part['done'],
+                            extra=f'{part.get("errors", 0)} {_noun(spec)}')
 
     def _scoring(self, infos):
         scored = sum(info.get('scored', 0) for info in infos)

@@ -34,6 +34,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..tasks.contract import EXIT_FAILED, TaskStatus, status_of
 from ..utils.checks import check_number
+from ..utils.writes import write_whole
 from .base import BaseRunner
 
 ENDED_BY_TASK = {'COMPLETED', 'FAILED'}
@@ -139,8 +140,7 @@ class SlurmRunner(BaseRunner):
 
     def _submit(self, spec):
         script = _script_path(spec)
-        script.parent.mkdir(parents=True, exist_ok=True)
-        script.write_text(self._script(spec))
+        write_whole(script, self._script(spec))          # a full disk: one NoSpaceError naming it
         _exit_path(spec).unlink(missing_ok=True)
         out = _run(self.sbatch_args(spec))
         if out.returncode != 0:

@@ -121,12 +121,18 @@ class Launcher:
             return self.ended.setdefault(pid, -signal.SIGKILL)
         return None
 
-    def close(self):
+    def close(self, grace_s=10.0):
+        """Let the launcher go: it leaves at the end of its stdin (killed if it has not after
+        `grace_s`: it forks tasks, it never waits for them)."""
         try:
             self.proc.stdin.close()
         except OSError:
             pass
-        self.proc.wait()
+        try:
+            self.proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
         self.proc.stdout.close()
 
 

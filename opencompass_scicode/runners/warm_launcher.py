@@ -77,6 +77,13 @@ def _import(modules):
 
 
 def serve(preload):
+    try:
+        _serve(preload)
+    except BrokenPipeError:
+        pass    # run.py is gone (killed, its events pipe closed): leave as at the end of stdin
+
+
+def _serve(preload):
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is run.py's to handle
     _import(preload)
     children = {}               # pid -> request id

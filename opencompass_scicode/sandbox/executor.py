@@ -44,6 +44,7 @@ class StepRun:
     events: list = field(default_factory=list)
     nonce: str = ''
     error: Optional[str] = None          # the harness itself failed
+    worker_died: bool = False            # ... because its worker died under the step (killed from outside)
     process_limit_hit: bool = False
     import_s: float = 0.0                # of duration_s: the worker importing the step's modules
     busy_s: Optional[float] = None       # the worker's time on it, information after the verdict included
@@ -123,9 +124,9 @@ class _Worker:
                              f'{self.GRACE_S:.0f} s of grace); it was {fate}',
                     'worker_lost': True, 'duration_s': round(time.monotonic() - started, 3)}
         except (EOFError, pickle.UnpicklingError):      # gone, maybe halfway through its answer
-            return {'error': 'worker died', 'worker_lost': True}
+            return {'error': 'worker died', 'worker_lost': True, 'worker_died': True}
         except (BrokenPipeError, OSError) as exc:
-            return {'error': f'worker died: {exc}', 'worker_lost': True}
+            return {'error': f'worker died: {exc}', 'worker_lost': True, 'worker_died': True}
 
     def kill(self):
         """False if we cannot: a zygote's worker that has not announced itself yet (it will
@@ -308,7 +309,8 @@ class _BaseExecutor:
     @staticmethod
     def _to_run(result, nonce):
         if result.get('error'):
-            return StepRun(None, False, result.get('duration_s', 0.0), error=result['error'], nonce=nonce)
+            return StepRun(None, False, result.get('duration_s', 0.0), error=result['error'], nonce=nonce,
+                           worker_died=result.get('worker_died', False))
         run = StepRun(result['returncode'], result['timed_out'], result['duration_s'],
                       result['stdout'], result['stderr'], parse_events(result['report'], nonce), nonce)
         run.process_limit_hit = result.get('process_limit_hit', False)

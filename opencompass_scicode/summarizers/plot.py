@@ -6,6 +6,9 @@ horizontal bar group per row of the long table, so that it grows down as the
 table does). matplotlib is imported only here and only when a plot is drawn,
 so planning a run never loads it (tests/unit/test_layers.py).
 """
+import io
+
+from ..utils.writes import write_whole
 from .cells import KEYS
 from .layouts import METRICS, SIDES, side_value
 from .results_files import is_results
@@ -69,8 +72,10 @@ def _plot_long(cfg, collected, groups, run_dir):
 def _save(fig, run_dir):
     import matplotlib.pyplot as plt
     path = run_dir.summary_path('png')
-    fig.savefig(path, dpi=120)
+    image = io.BytesIO()
+    fig.savefig(image, format='png', dpi=120)
     plt.close(fig)
+    write_whole(path, image.getvalue())
     return path
 
 

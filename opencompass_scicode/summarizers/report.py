@@ -31,6 +31,7 @@ from pydantic_core import to_json
 
 from ..results import CATEGORIES
 from .results_files import is_results
+from ..utils.writes import write_whole
 
 TEMPLATE_DIR = Path(__file__).with_name('templates')
 RECORD_FIELDS = ('status', 'category', 'error_type', 'message', 'duration_s', 'returncode', 'stdout',
@@ -236,5 +237,5 @@ def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=(), tabl
                       if (tables or {}).get(name, ([], []))[1]],
         payload=_packed(index), chunks=chunks)
     path = run_dir.summary_path('html').with_name(f'report_{run_dir.timestamp}.html')
-    path.write_text(page, encoding='utf-8')
+    write_whole(path, page)
     return path

@@ -11,6 +11,8 @@ import io
 
 from tabulate import tabulate
 
+from ..utils.writes import write_whole
+
 
 def as_text(sections, notes):
     """Every table, plain text, the notes after them."""
@@ -38,11 +40,11 @@ def as_csv(header, rows):
 def write_tables(run_dir, sections, notes):
     """(the text, [paths written]): summary_<ts>.txt, .md, then one CSV per section."""
     txt = as_text(sections, notes)
-    run_dir.summary_path('txt').write_text(txt, encoding='utf-8')
-    run_dir.summary_path('md').write_text(as_markdown(sections, notes), encoding='utf-8')
+    write_whole(run_dir.summary_path('txt'), txt)
+    write_whole(run_dir.summary_path('md'), as_markdown(sections, notes))
     written = [run_dir.summary_path(ext) for ext in ('txt', 'md')]
     for name, _, head, rows in sections:       # one CSV per table: summary_<ts>.csv, ...
         path = run_dir.summary_path('csv' if name == 'results' else f'{name}.csv')
-        path.write_text(as_csv(head, rows), encoding='utf-8')
+        write_whole(path, as_csv(head, rows))
         written.append(path)
     return txt, written

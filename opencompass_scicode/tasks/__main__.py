@@ -64,6 +64,8 @@ if __name__ == '__main__':
     # The task has finished and closed everything it opened (pools, servers, files). Tearing
     # down the interpreter's modules (the API SDK, the scientific stack) would cost another
     # 0.1-0.2 s of CPU, paid by every task as it ends, often while other tasks start.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:                # a log on a full disk cannot take the last lines: the code still says why
+        os._exit(code)

@@ -3,12 +3,26 @@
 A task runs in its own process (`python -m opencompass_scicode.tasks TASK_FILE`)
 or, with --debug, inside run.py. Its exit code is its whole answer to the runner.
 """
+import contextlib
 import sys
 from pathlib import Path
 
 from ..utils.runlock import hold_for_task
 from ..utils.workdir import RunDir
 from .contract import EXIT_SKIPPED, TaskFile
+
+
+@contextlib.contextmanager
+def second_to_first():
+    """Around clean-up in a `finally`: an error it raises while another one is on its way out (a
+    full disk met again by the clean-up's own writes) is dropped, so that the user is told of the
+    first, which names the write that could not be made."""
+    failing = sys.exc_info()[1] is not None
+    try:
+        yield
+    except Exception:
+        if not failing:
+            raise
 
 
 class BaseTask:
@@ -43,4 +57,7 @@ class BaseTask:
         return self.run()
 
     def log(self, msg):
-        print(f'[{self.name}] {msg}', file=sys.stderr, flush=True)
+        try:
+            print(f'[{self.name}] {msg}', file=sys.stderr, flush=True)
+        except OSError:     # the log's disk is full: the line is lost, the task's next write stops it
+            pass

@@ -213,9 +213,18 @@ def state_of(returncode):
 NOTES = {'skipped': 'outputs complete'}
 
 
+def _signal_name(number):
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f'signal {number}'
+
+
 def status_of(spec, returncode, duration_s, log_path=None):
     state = state_of(returncode)
     note = 'no space left on device' if returncode == EXIT_NO_SPACE else NOTES.get(state, '')
+    if returncode is not None and returncode < 0 and state == 'failed':
+        note = f'killed by {_signal_name(-returncode)}'      # from outside: an operator, the OOM killer
     return TaskStatus(spec.name, state, round(duration_s, 1), log_path or spec.log_path, returncode,
                       note, dict(spec.labels, stage=spec.stage))
 

@@ -40,6 +40,11 @@ def with_answers(problems, dataset, predictions):
     return problems
 
 
+def _harness_failed(results):
+    return any(step.get('status') == 'eval_error' for problem in results.get('problems', ())
+               for step in problem.get('steps', ()))
+
+
 def extracted_again(predictions, extraction):
     """The predictions with each answer's code taken by `extraction` where it was taken by another
     rule (a protocol's scoring knob: a re-grade may score saved answers with another rule)."""
@@ -122,8 +127,10 @@ class EvalTask(BaseTask):
 
     def is_complete(self):
         """Results exist and were computed from the current predictions and evaluator settings
-        (for a shard: its part, or the merged results)."""
-        return bool(self._current({self.results_path, self.final_path}))
+        (for a shard: its part, or the merged results), and none of their steps is an eval_error:
+        the harness failed there (e.g. a worker killed under it), so -r scores it again (the
+        other verdicts are read back from the run's verdict cache)."""
+        return any(not _harness_failed(results) for results in self._current({self.results_path, self.final_path}))
 
     def _from_parts(self):
         """(step_id, sample) -> StepRecord decided by the shards, from their current parts."""

@@ -20,7 +20,7 @@ from ..registry import build_dataset, build_evaluator, build_model
 from ..utils.fingerprint import fingerprint
 from ..utils.progress import ProgressFile
 from ..utils.workdir import write_json_atomic
-from .base import BaseTask
+from .base import BaseTask, second_to_first
 from .contract import CAUSE, EXIT_OK, EXIT_STEP_ERRORS
 
 
@@ -87,11 +87,13 @@ class InferTask(BaseTask):
         finally:
             if code_runner:
                 code_runner.close()
-            if eager:
-                eager.finish()
-            if not self.shard:          # a shard's usage is counted when the parts are merged
-                write_json_atomic(self.run_dir.usage_path(self.model_abbr),
-                                  {p.dataset.abbr: p.store.usage() for p in parts})
+            with second_to_first():
+                if eager:
+                    eager.finish()
+            with second_to_first():
+                if not self.shard:          # a shard's usage is counted when the parts are merged
+                    write_json_atomic(self.run_dir.usage_path(self.model_abbr),
+                                      {p.dataset.abbr: p.store.usage() for p in parts})
         progress.write(force=True)
         errors = 0
         for part, st in zip(parts, stats):

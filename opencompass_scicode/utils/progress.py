@@ -4,6 +4,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..errors import NoSpaceError
 from .workdir import write_json_atomic
 
 
@@ -53,7 +54,7 @@ class ProgressFile:
     def _advise(self):
         try:
             self._write(True)
-        except OSError:
+        except (OSError, NoSpaceError):
             pass
 
     def update_part(self, name, done, errors=0):
@@ -76,7 +77,8 @@ class ProgressFile:
             return
         self._last = now
         if self.path is not None:
-            write_json_atomic(self.path, self.state, indent=None)
+            # a glance for the progress bars, rewritten every half second: not worth a sync
+            write_json_atomic(self.path, self.state, indent=None, durable=False)
 
 
 def read_progress(path):

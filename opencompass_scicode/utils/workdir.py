@@ -15,13 +15,11 @@
     .lock, .tasks.lock                        held while run.py and its tasks work (utils/runlock.py)
 """
 import json
-import os
 import re
-import threading
 from datetime import datetime
 from pathlib import Path
 
-from ..errors import NoSpaceError, out_of_space
+from .writes import replace_whole, write_json_atomic  # noqa: F401 - where the run's files are written
 
 TIMESTAMP_RE = re.compile(r'^\d{8}_\d{6}$')
 
@@ -96,31 +94,6 @@ class RunDir:
         status = self.load_status()
         status.update(updates)
         write_json_atomic(self.status_path, status)
-
-
-def write_json_atomic(path, obj, indent=1):
-    """Readers see the old file or the new one, never half of it; safe from several threads."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f'.{path.name}.{os.getpid()}.{threading.get_ident()}.tmp')
-    replace_whole(tmp, path, json.dumps(obj, indent=indent, ensure_ascii=False))
-
-
-def replace_whole(tmp, path, text):
-    """Write `text` (str, or bytes) to `tmp`, then rename it over `path`: `path` is the old file or
-    the new one, never a part. A write that fails (a full disk) leaves `path` as it was and no `tmp`
-    behind."""
-    try:
-        if isinstance(text, bytes):
-            Path(tmp).write_bytes(text)
-        else:
-            Path(tmp).write_text(text, encoding='utf-8')
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if out_of_space(exc):
-            raise NoSpaceError(path) from None
-        raise
 
 
 def remove_parts(paths):

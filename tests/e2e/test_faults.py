@@ -10,6 +10,8 @@ from opencompass_scicode.predictions import PredictionStore
 
 sys.path.insert(0, str(ROOT / 'benchmarks'))
 import faults  # noqa: E402
+import faults_disk  # noqa: E402
+import faults_kill  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -102,3 +104,44 @@ def test_a_model_server_dying_mid_run_is_restarted_and_the_run_ends_as_an_uninte
     assert case.extra['restarts'] == 1
     assert case.requested == case.needed         # every step answered once: no answer paid twice
     assert case.extra['attempts'] > case.needed  # the requests it cut off were sent again
+
+
+# ------------------------------------------------------------ issue 34: every point, every process
+def _failures(points):
+    """What a failed point shows: its numbers, its message and the end of run.py's output."""
+    return '\n'.join(f'{p.how} at {p.stage}: exit {p.exit_code}, {p.stop_s} s, clean {p.clean}, left {p.left}, '
+                     f'lost {p.lost}, beyond {p.beyond}, resumed {p.resumed}: {p.message}\n'
+                     f'{p.extra.get("stderr", "")[-1500:]}' for p in points if not p.passed)
+
+
+def test_the_disk_fills_at_sampled_points_and_each_run_ends_clearly_then_resumes(official_data, server, tmp_path):
+    """A sample of benchmarks/faults_disk.py's sweep (which runs every point): a real tmpfs of three
+    sizes (required under CI=true, as root), and the N-th write refused at the first write of each
+    stage. Each run ends by itself within seconds, with one line naming the path and the lack of
+    space, leaves no process running, and -r ends with the uninterrupted run's verdicts, asking only
+    for the answers the stop lost."""
+    why = faults.mount_tmpfs(tmp_path / 'can-mount', '4k')
+    if why:
+        pytest.skip(f'cannot mount a tmpfs ({why}): run as root, as CI does')
+    faults.unmount(tmp_path / 'can-mount')
+    stages = ('planning', 'task files', 'predictions', 'shared verdicts', 'results', 'report')
+    points = faults_disk.sweep(server, tmp_path, sizes=[8, 64, 200], writes=faults_disk.first_of_each(stages))
+    assert all(p.passed for p in points), _failures(points)
+    refused = [p for p in points if p.how.startswith('write')]
+    assert [p.stage for p in refused] == list(stages)               # each stage's first write refused
+    assert all(p.filled for p in points)                            # every one stopped the run
+    assert sum(p.lost for p in points) == sum(p.beyond for p in points)
+
+
+def test_each_kind_of_process_killed_at_a_seeded_moment_costs_no_verdict(official_data, server, tmp_path):
+    """A sample of benchmarks/faults_kill.py's sweep: one seeded moment for each kind of process."""
+    cases = faults_kill.sweep(server, tmp_path, seeds=[0])
+    failed = [c for c in cases if not c.passed or not c.killed]
+    assert not failed, '\n'.join(f'{c.kind} (seed {c.seed}) at {c.stage}: killed {c.killed}, exit {c.exit_code}, '
+                                 f'{c.end_s} s, clear {c.clear}, left {c.left}, lost {c.lost}, beyond {c.beyond}, '
+                                 f'resumed {c.resumed}: {c.message}\n{c.extra.get("stderr", "")[-1500:]}'
+                                 for c in failed)
+    assert [c.kind for c in cases] == list(faults_kill.KINDS)
+    # a pool's server, worker or step's child, or the model's server, dying costs no task: the run finishes
+    assert all(c.finished for c in cases if c.kind in ('step pool server', 'pool worker', "step's child",
+                                                       'model server'))

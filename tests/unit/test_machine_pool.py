@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, alive, descendants, gold_predictions, processes_mentioning, tiny_dataset, wait_until
+from opencompass_scicode.errors import NoSpaceError
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.regenerate import ensure_targets
 from opencompass_scicode.evaluation.sharing import LocalVerdicts
@@ -171,6 +172,90 @@ def test_the_pool_going_away_costs_no_verdict(tiny_data, tmp_path):
     assert sorted((r.step_id, r.status) for r in got) == [('900.1', 'pass'), ('900.2', 'pass'), ('901.1', 'pass')]
     successor = _serving(run_root)
     assert successor not in (None, server) and _alive(successor) and not _alive(server)   # a new pool took over
+
+
+def test_a_pool_that_died_while_idle_is_replaced_for_the_next_programs(tiny_data, tmp_path):
+    """Its receiver saw the end with nothing waiting: the next submit connects anew (before, it
+    sent into the dead connection, and close waited for ever)."""
+    run_root = tmp_path / 'run'
+    ds, targets, preds = _programs(tiny_data)
+    pool = MachinePool(run_root, claims=LocalVerdicts())
+    first = _submit(pool, SciCodeEvaluator(timeout=60), ds, targets, preds)
+    assert wait_until(lambda: len(first) == 3, 120), first
+    server = _server_of(pool)
+    os.kill(server, signal.SIGKILL)
+    assert wait_until(lambda: not pool._receiver.is_alive(), 30)     # it saw the end, nothing waiting
+    ds, targets, preds = _programs(tiny_data, 'x = 1\n')        # other programs: not settled yet
+    again = _submit(pool, SciCodeEvaluator(timeout=60), ds, targets, preds)
+    _close_within(pool, 120)
+    assert sorted((r.step_id, r.status) for r in again) == [('900.1', 'pass'), ('900.2', 'pass'), ('901.1', 'pass')]
+
+
+class _DiskFull(LocalVerdicts):
+    """Verdicts that cannot be kept: the run's disk is full."""
+
+    def put(self, key, record):
+        raise NoSpaceError('/run/cache/verdicts/x.json')
+
+
+@pytest.mark.parametrize('where', ['machine', 'own workers'])
+def test_a_verdict_that_cannot_be_kept_stops_the_pool_and_reaches_whoever_waits(tiny_data, tmp_path, where):
+    """The reported hang: the disk filled while a verdict was kept, the thread that called `done`
+    died, and close() waited for ever on a Condition. Now close() (and any later submit) raises the
+    error, at once, and run.py gets it as one line."""
+    ds, targets, preds = _programs(tiny_data)
+    evaluator = SciCodeEvaluator(timeout=60)
+    if where == 'machine':
+        pool = MachinePool(tmp_path / 'run', claims=_DiskFull())
+    else:
+        pool = evaluator.pool(_DiskFull())
+    jobs, _ = evaluator.jobs(ds, preds, targets)
+    pool.submit(evaluator.submissions(jobs, targets.path, pool.durations, lambda record: None,
+                                      verdicts=pool.claims))
+    failed = []
+
+    def close():
+        try:
+            pool.close()
+        except NoSpaceError as exc:
+            failed.append(exc)
+    closer = threading.Thread(target=close, daemon=True)
+    closer.start()
+    closer.join(120)
+    assert not closer.is_alive(), 'close() still waits'
+    assert failed and 'no space left on device: /run/cache/verdicts/x.json' in str(failed[0])
+
+
+def test_a_worker_thread_that_raises_is_named_to_whoever_waits():
+    """Any other error of a pool's thread reaches the waiter as one line naming the thread."""
+    from opencompass_scicode.errors import ThreadFailed
+    from opencompass_scicode.pool.workers import Submission, StepPool
+    from opencompass_scicode.sandbox.executor import StepRun
+
+    class Executor:          # runs nothing: every program's run is the same
+        workers, threads, loaded, copy_s, watch = 1, 1, None, None, set()
+
+        def start(self):
+            pass
+
+        def prefetch(self, jobs):
+            pass
+
+        def run(self, job, slot):
+            return StepRun(0, False, 0.0)
+
+        def close(self):
+            pass
+
+    def broken(run, copy):
+        raise KeyError('the caller\'s bug')
+    job = type('Job', (), {'modules': (), 'step_id': '1.1'})()
+    pool = StepPool(Executor)
+    pool.submit([Submission('k', job, 1.0, broken)])
+    with pytest.raises(ThreadFailed, match="step worker 0 stopped: KeyError: .the caller's bug"):
+        pool.close()
+    with pytest.raises(ThreadFailed):
+        pool.submit([Submission('k2', job, 1.0, broken)])
 
 
 def test_a_pool_folder_someone_else_could_enter_is_refused(tmp_path, monkeypatch):
