@@ -51,11 +51,11 @@ def extracted_again(predictions, extraction):
     rule = extractor(extraction)
     out = {}
     for key, record in predictions.items():
-        made_with = (record.get('settings') or {}).get('extraction', 'official')
-        if made_with != extraction and record.get('response') is not None and not record.get('error') \
-                and record.get('program') is None:
-            record = dict(record, code=rule(record['response']))
-        out[key] = record
+        pred = as_prediction(record)
+        made_with = (pred.settings or {}).get('extraction', 'official')
+        if made_with != extraction and pred.response is not None and not pred.error and pred.program is None:
+            pred = pred.model_copy(update={'code': rule(pred.response)})
+        out[key] = pred
     return out
 
 

@@ -43,7 +43,8 @@ def user_config(tmp_path, api_base):
 
 @pytest.mark.slow
 def test_opencompass_configs_run_against_the_loopback_server(steps, tmp_path):
-    with FakeOpenAI(steps, key=KEY) as server:
+    # the server lists the model it serves, so the endpoint check before the run asks for no answer
+    with FakeOpenAI(steps, key=KEY, models=['gpt-4o']) as server:
         proc = run_cli([user_config(tmp_path, server.base_url), '-w', tmp_path / 'w'], env={'OPENAI_API_KEY': KEY})
         log = list(server.log)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -92,7 +93,7 @@ def token_limit_config(tmp_path, api_base):
 
 @pytest.mark.slow
 def test_the_requests_carry_the_token_limit_the_dry_run_and_the_notes_state(steps, tmp_path):
-    with FakeOpenAI(steps, key=KEY) as server:
+    with FakeOpenAI(steps, key=KEY, models=['capped', 'uncapped']) as server:
         config = token_limit_config(tmp_path, server.base_url)
         dry = run_cli([config, '--dry-run', '-w', tmp_path / 'w'], env={'OPENCOMPASS_CONFIGS': None})
         proc = run_cli([config, '-m', 'infer', '-w', tmp_path / 'w'], env={'OPENCOMPASS_CONFIGS': None})
