@@ -6,7 +6,10 @@ process left behind (exit code, time, stdout and stderr, capped). A step that
 failed in a test also says which (`failed_test` of `tests_total`), on which line
 (`assertion`, and `raised_at`: the model's own line for an exception), what the
 failing assert compared (`comparison`) and how many of its tests pass
-(`tests_passed`; `tests_not_run` were not reached, `tests_note` says why).
+(`tests_passed`; `tests_not_run` were not reached, `tests_note` says why). A step stopped for
+its time limit says where it was (`timeout_stack`: the model's and the test's frames at that
+moment). Where gold code of the earlier steps was at hand, a failed step says whether it fails
+on its own or because of an earlier step (`origin`, evaluation/origin.py).
 """
 from dataclasses import dataclass, fields
 from typing import Optional
@@ -40,9 +43,12 @@ class StepRecord:
     assertion: Optional[str] = None      # `test_case_k, line n: <source>` of the failing assert or line
     raised_at: Optional[str] = None      # `program.py, line n, in f: <source>`: the model's line that raised
     comparison: Optional[dict] = None    # what the failing assert compared (sandbox/comparisons.py)
+    timeout_stack: Optional[dict] = None  # where a timed-out step was (sandbox/tracebacks.py, hung_stack)
+    origin: Optional[dict] = None        # own bug or inherited from an earlier step (evaluation/origin.py)
 
     OPTIONAL = ('violation', 'shared', 'category', 'error_type', 'sample', 'tests_total', 'tests_passed',
-                'tests_not_run', 'tests_note', 'failed_test', 'assertion', 'raised_at', 'comparison')
+                'tests_not_run', 'tests_note', 'failed_test', 'assertion', 'raised_at', 'comparison',
+                'timeout_stack', 'origin')
 
     def __post_init__(self):
         if self.status not in STATUSES:

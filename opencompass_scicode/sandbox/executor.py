@@ -88,6 +88,7 @@ class StepRun:
     import_s: float = 0.0                # of duration_s: the worker importing the step's modules
     busy_s: Optional[float] = None       # the worker's time on it, information after the verdict included
     imported: dict = field(default_factory=dict)   # module -> (seconds, watched modules it brought, clean)
+    stack: str = ''      # the step's Python stack (fault handler's text) when it was stopped for its time
 
 
 def worker_env(threads):
@@ -361,6 +362,7 @@ class _BaseExecutor:
         run.import_s = result.get('import_s', 0.0)
         run.busy_s = result.get('busy_s', run.duration_s)
         run.imported = result.get('imported', {})
+        run.stack = result.get('stack', '')
         return run
 
     def run(self, job, slot=0):
