@@ -6,6 +6,7 @@ records into metrics (metrics.py).
 """
 import dataclasses
 import os
+import queue
 from typing import Optional
 
 from ..datasets.chain import PREFILLED_MODES, code_chain
@@ -20,6 +21,7 @@ from ..targets.reader import StepTargets
 from ..utils.checks import check_number
 from ..utils.parallel import PARALLEL_ENV
 from .metrics import score
+from .origin import OriginCheck, read_reference, said
 from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
 from .sharing import LocalVerdicts, SharedVerdicts, program_key, targets_identity, verdicts_dir
 from .verdict import record_for
@@ -58,6 +60,13 @@ class SciCodeEvaluator:
         remaining tests for information (sandbox/forensics.py); verdicts are the same either way.
     later_tests_s: at most this many seconds for those remaining tests (and never longer than the
         step took until its verdict); 0 runs none.
+    inherited_check: run a failed step once more with the gold code of its earlier steps in place
+        of the model's, and say in its record whether it then passes (inherited from an earlier
+        step) or not (its own bug); see origin.py. None (default): where gold code exists (the
+        validation split, or reference_code); True: the same, and an error where none does;
+        False: never. One extra step run per failed step; verdicts are the same either way.
+    reference_code: a JSON file {step id: code}, the gold code of steps the split has none for
+        (or to use instead of it), for inherited_check.
     """
 
     def __init__(self, timeout: float = STEP_TIMEOUT_S, max_workers: Optional[int] = None,
@@ -66,7 +75,8 @@ class SciCodeEvaluator:
                  memory_limit_mb: Optional[int] = 8192, max_processes: Optional[int] = 64,
                  max_file_mb: Optional[int] = 1024, isolate_network: bool = True,
                  restrict_files: bool = True, drop_privileges: bool = True, forensics: bool = True,
-                 later_tests_s: float = 10.0):
+                 later_tests_s: float = 10.0, inherited_check: Optional[bool] = None,
+                 reference_code: Optional[str] = None):
         check_number('timeout', timeout, above=0, example=STEP_TIMEOUT_S)
         for name, value, example in (('max_workers', max_workers, 2), ('max_output_bytes', max_output_bytes, 65536),
                                      ('memory_limit_mb', memory_limit_mb, 8192), ('max_processes', max_processes, 64),
@@ -90,12 +100,19 @@ class SciCodeEvaluator:
                              drop_privileges=drop_privileges)
         self.forensics = bool(forensics)
         self.later_tests_s = float(later_tests_s)
+        if inherited_check not in (None, True, False):
+            raise ConfigError(f'inherited_check must be True, False or None, not {inherited_check!r}',
+                              key='inherited_check', fix='None (default): where gold code exists; False: never')
+        self.inherited_check = inherited_check
+        self.reference_code = str(reference_code) if reference_code is not None else None
+        self.reference = read_reference(reference_code) if reference_code is not None else None
         self.protections = {}
 
     def settings(self):
         return {'executor': self.executor_name, 'max_workers': self.max_workers,
                 'prefilled_mode': self.prefilled_mode, 'simps_shim': self.simps_shim,
-                **self.verdict_settings(), **self.forensics_settings()}
+                **self.verdict_settings(), **self.forensics_settings(),
+                'inherited_check': self.inherited_check, 'reference_code': self.reference_code}
 
     def forensics_settings(self):
         """Settings that change what a failed step's record tells, never its verdict."""
@@ -219,26 +236,50 @@ class SciCodeEvaluator:
             return MachinePool(run_root, durations, verdicts)
         return StepPool(self.make_executor, verdicts, durations)
 
-    def run_jobs(self, jobs, targets_path, on_step=None, verdicts=None, durations=None, n=1, run_root=None):
+    def run_jobs(self, jobs, targets_path, on_step=None, verdicts=None, durations=None, n=1, run_root=None,
+                 origins=None):
         """Run jobs in the order the pool plans; (step_id, sample) -> StepRecord.
 
         A program another task of the run has already run (or is running) is not
-        run again: its verdict is shared.
+        run again: its verdict is shared. `origins` (an OriginCheck): each failed step is run
+        once more with the gold code of its earlier steps, in the same pool as soon as its
+        verdict is in, and its record then says whether its failure is inherited or its own.
         """
         records = {}
+        pending = queue.Queue()           # verdicts to look at for a rerun, handed from the pool's threads
 
         def done(record):
             records[record.step_id, record.sample or 0] = record
             if on_step:
                 on_step(record)
+            if origins is not None:
+                pending.put(record)
 
         durations = durations or StepDurations(None)
         verdicts = verdicts if verdicts is not None else LocalVerdicts()
         pool = self.pool(verdicts, durations, run_root)
         pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts))
+        if origins is not None:
+            _rerun_failed(pool, origins, pending, len(jobs),
+                          lambda rerun, to: self.submissions(rerun, targets_path, durations, to, n, verdicts))
         pool.close()
         self.protections = self.protections or pool.protections
         return records
+
+    def origin_check(self, dataset, predictions, targets):
+        """The OriginCheck of an evaluation, or None where inherited_check is off or no gold code
+        of the dataset's steps is at hand."""
+        if self.inherited_check is False:
+            return None
+        check = OriginCheck(dataset, predictions, self.reference,
+                            lambda problem, step, program: self._job(problem, step, program, targets))
+        if check.available:
+            return check
+        if self.inherited_check:
+            raise ConfigError(f'inherited_check=True needs gold code, and dataset {dataset.abbr!r} has none',
+                              key='inherited_check', fix="use split='validation', give reference_code='FILE.json', "
+                                                         'or leave inherited_check unset')
+        return None
 
     def evaluate(self, dataset, predictions, targets, on_step=None, run_root=None, n=1, ks=(), known=None):
         """Per-step records and metrics for one model on one dataset (`n` samples per problem;
@@ -254,15 +295,40 @@ class SciCodeEvaluator:
                 on_step(record)
         shared = SharedVerdicts(verdicts_dir(run_root)) if run_root else None
         durations = StepDurations(durations_path(dataset.data_dir))
+        origins = self.origin_check(dataset, predictions, targets)
         records.update(self.run_jobs(jobs, targets.path, on_step, shared or LocalVerdicts(), durations, n,
-                                     run_root))
+                                     run_root, origins))
         if shared is not None:
             # Every step may have been run by another task: report its sandbox.
             if self.protections:
                 shared.put_meta('protections', self.protections)
             else:
                 self.protections = shared.get_meta('protections') or {}
-        return score(dataset.problems, records, n, ks)
+        out = score(dataset.problems, origins.annotate(records) if origins else records, n, ks)
+        if origins is not None:
+            out['origins'] = origins.counts()
+        return out
+
+
+def _rerun_failed(pool, origins, pending, expected, submissions):
+    """Take each verdict as it comes (`expected` of them, then the reruns'): submit the rerun a
+    failed step needs, keep what comes back in `origins`; return when every run is in. The reruns
+    are submitted from this thread, never from the pool's, which hold its locks while they hand
+    verdicts over."""
+    waiting = expected
+    while waiting:
+        item = pending.get()
+        waiting -= 1
+        if isinstance(item, tuple):          # a rerun's verdict: (the failed step's key, its record)
+            origins.found[item[0]] = ('rerun', item[1])
+            continue
+        key = (item.step_id, item.sample or 0)
+        plan = origins.plan(item, key[1])
+        if plan is not None and plan[0] == 'own':
+            origins.found[key] = plan
+        elif plan is not None:
+            waiting += 1
+            pool.submit(submissions({key: plan[1]}, lambda record, key=key: pending.put((key, record))))
 
 
 def _judge(job, key, verdicts, done, sample):
