@@ -132,4 +132,4 @@ def record_for(job, run):
     return StepRecord(job.step_id, verdict.status, run.returncode, run.duration_s, run.stdout, run.stderr,
                       verdict.message + (joint + told if told else ''), verdict.violation,
                       category=verdict.category, error_type=verdict.error_type,
-                      **{k: v for k, v in facts.items() if v is not None})
+                      targets_digest=run.targets_digest or None, **{k: v for k, v in facts.items() if v is not None})

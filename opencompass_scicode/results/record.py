@@ -45,10 +45,11 @@ class StepRecord:
     comparison: Optional[dict] = None    # what the failing assert compared (sandbox/comparisons.py)
     timeout_stack: Optional[dict] = None  # where a timed-out step was (sandbox/tracebacks.py, hung_stack)
     origin: Optional[dict] = None        # own bug or inherited from an earlier step (evaluation/origin.py)
+    targets_digest: Optional[str] = None  # of the expected values the step's tests got (by value, any numpy)
 
     OPTIONAL = ('violation', 'shared', 'category', 'error_type', 'sample', 'tests_total', 'tests_passed',
                 'tests_not_run', 'tests_note', 'failed_test', 'assertion', 'raised_at', 'comparison',
-                'timeout_stack', 'origin')
+                'timeout_stack', 'origin', 'targets_digest')
 
     def __post_init__(self):
         if self.status not in STATUSES:

@@ -1,0 +1,135 @@
+"""How a step's verdict changed between two results, and why, in one line.
+
+Two records of the same step (two runs, two models, two results sets of one run) are judged on
+their status, and when both fail on how: the failure's category, its exception class, its test
+and its value (where the failing comparison differs first and by how much). `change` says
+`fixed`, `broken`, `changed` (failing both times, differently) or `unchanged`.
+
+`reason` says why a changed step changed: the first of REASONS that has something to say. Each
+reason is a small function of the two sides; a new kind of difference (a per-environment
+verdict, a protocol's name) is one more function in that list, placed where it should win.
+A side is what `side` reads from a step's record, its problem's earlier steps and its results
+file: hashes of the code, the targets' digest, the verdict settings, and so on. Nothing here
+opens a file.
+"""
+import hashlib
+
+# Evaluator settings that can change a verdict (a results file's `evaluator`), as the reasons name them.
+VERDICT_SETTINGS = ('timeout', 'memory_limit_mb', 'max_processes', 'max_file_mb', 'max_output_bytes',
+                    'isolate_network', 'restrict_files', 'drop_privileges', 'simps_shim', 'prefilled_mode')
+
+
+def _digest(text):
+    return hashlib.sha256(text.strip().encode('utf-8')).hexdigest()[:16] if text and text.strip() else None
+
+
+def code_of(record):
+    """The code a step record's answer ran (a whole program where one was given), or None."""
+    answer = record.get('answer') or {}
+    return answer.get('program') or answer.get('code')
+
+
+def side(record, earlier, results):
+    """What the reasons compare of one side: `record` (a step's entry in a results file, answer
+    and all), `earlier` (the entries of the steps before it in its problem, same sample) and
+    `results` (its results file, or just its top-level fields)."""
+    difference = (record.get('comparison') or {}).get('difference') or {}
+    settings = results.get('evaluator') or {}
+    return {
+        'status': record.get('status'), 'category': record.get('category') or record.get('status'),
+        'error_type': record.get('error_type'), 'failed_test': record.get('failed_test'),
+        'value': (difference.get('path'), difference.get('max_abs_diff'), difference.get('shape_mismatch'),
+                  difference.get('length_mismatch')),
+        'code': _digest(code_of(record)),
+        'earlier': _digest('\n'.join(code_of(e) or '' for e in earlier)),
+        'targets': record.get('targets_digest'), 'targets_kind': results.get('targets'),
+        'settings': {k: settings.get(k) for k in VERDICT_SETTINGS if k in settings},
+        'environment': results.get('environment'),
+        'origin': record.get('origin'), 'duration_s': record.get('duration_s'),
+    }
+
+
+def _failure(s):
+    return (s['category'], s['error_type'], s['failed_test'], s['value'])
+
+
+def change(a, b):
+    """'fixed', 'broken', 'changed' (both fail, differently) or 'unchanged', from a to b."""
+    if (a['status'] == 'pass') != (b['status'] == 'pass'):
+        return 'fixed' if b['status'] == 'pass' else 'broken'
+    if a['status'] != b['status'] or (a['status'] != 'pass' and _failure(a) != _failure(b)):
+        return 'changed'
+    return 'unchanged'
+
+
+def _verdict(s):
+    return s['status'] if s['status'] == 'pass' or s['category'] == s['status'] else f'{s["status"]} ({s["category"]})'
+
+
+# ------------------------------------------------------------ the reasons, in order
+def _no_code(a, b):
+    missing = [name for name, s in (('A', a), ('B', b)) if s['code'] is None]
+    if missing:
+        return f'no code on {" and ".join(missing)}'
+
+
+def _different_code(a, b):
+    if a['code'] != b['code']:
+        return 'different code'
+
+
+def _different_earlier_code(a, b):
+    if a['earlier'] != b['earlier']:
+        inherited = [f'{name}: inherited from step {s["origin"].get("from_step")}' for name, s in (('A', a), ('B', b))
+                     if isinstance(s['origin'], dict) and s['origin'].get('kind') == 'inherited'
+                     and s['origin'].get('from_step')]
+        return 'same code, different earlier steps' + (f' ({"; ".join(inherited)})' if inherited else '')
+
+
+def _timeout(a, b):
+    timed_out = [s for s in (a, b) if s['status'] == 'timeout']
+    if len(timed_out) == 1:
+        other = b if timed_out[0] is a else a
+        limits = (a['settings'].get('timeout'), b['settings'].get('timeout'))
+        said = f' (limit {limits[0]:g} s against {limits[1]:g} s)' if None not in limits and limits[0] != limits[1] \
+            else ''
+        return f'same code, timeout against {_verdict(other)}{said}'
+
+
+def _targets(a, b):
+    if a['targets'] and b['targets'] and a['targets'] != b['targets']:
+        kinds = f' ({a["targets_kind"]} against {b["targets_kind"]})' if a['targets_kind'] != b['targets_kind'] else ''
+        return f'targets only (the targets digest differs{kinds})'
+
+
+def _settings(a, b):
+    keys = sorted(k for k in set(a['settings']) | set(b['settings']) if a['settings'].get(k) != b['settings'].get(k))
+    if keys:
+        return 'settings only: ' + ', '.join(f'{k} {a["settings"].get(k)} against {b["settings"].get(k)}'
+                                             for k in keys)
+
+
+def _environment(a, b):
+    if a['environment'] and b['environment'] and a['environment'] != b['environment']:
+        one, two = a['environment'], b['environment']
+        if isinstance(one, dict) and isinstance(two, dict):
+            keys = sorted(k for k in set(one) | set(two) if one.get(k) != two.get(k))
+            return 'environment only: ' + ', '.join(f'{k} {one.get(k)} against {two.get(k)}' for k in keys)
+        return f'environment only: {one} against {two}'
+
+
+def _same_everything(a, b):
+    return 'same code, targets and settings: the step itself varies (randomness, time or the machine)'
+
+
+REASONS = [_no_code, _different_code, _different_earlier_code, _timeout, _targets, _settings, _environment,
+           _same_everything]
+
+
+def reason(a, b):
+    """Why a step changed from side `a` to side `b` (see `side`), in one line."""
+    for rule in REASONS:
+        said = rule(a, b)
+        if said:
+            return said
+    return ''
