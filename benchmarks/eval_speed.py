@@ -23,7 +23,6 @@ ours each distinct program once. `--repeat N` takes turns N times and reports me
 and the range of the per-run ratios (these machines are shared: runs vary by 20%).
 """
 import argparse
-import atexit
 import json
 import os
 import shutil
@@ -40,12 +39,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.official_like import official_like_runner, step_program  # noqa: E402
-from benchmarks.stepsets import predictions  # noqa: E402
+from benchmarks.stepsets import predictions, private_timings  # noqa: E402
 from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
 from opencompass_scicode.evaluation import SciCodeEvaluator  # noqa: E402
 from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S  # noqa: E402
 from opencompass_scicode.evaluation.regenerate import ensure_targets  # noqa: E402
-from opencompass_scicode.pool.timings import CACHE_ENV  # noqa: E402
 
 
 def _verdict(status):
@@ -150,14 +148,7 @@ def main(argv=None):
 
     dataset = SciCodeDataset(path=args.data, split='validation')
     targets = ensure_targets(dataset)
-    # Our runs plan with the timings this machine remembers, but the made-up programs' own
-    # timings (a 40 s step 1.1, say) must not stay behind for real runs: work on a copy.
-    timings = Path(tempfile.mkdtemp(prefix='scicode-bench-timings-'))
-    for known in ('step_durations.json', 'import_costs.json'):
-        if (dataset.data_dir / 'cache' / known).is_file():
-            shutil.copy(dataset.data_dir / 'cache' / known, timings / known)
-    os.environ[CACHE_ENV] = str(timings)
-    atexit.register(shutil.rmtree, timings, ignore_errors=True)
+    private_timings(dataset)
     copies = 2 if args.both_settings else 1
     paths = args.paths.split(',')
     rows, same_everywhere, forensics_costs = [], True, []

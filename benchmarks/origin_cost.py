@@ -14,24 +14,20 @@ failed step whose earlier code is the gold code already needs none), what the re
 otherwise). These machines are shared: say so beside the figures.
 """
 import argparse
-import atexit
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.stepsets import predictions  # noqa: E402
+from benchmarks.stepsets import predictions, private_timings  # noqa: E402
 from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
 from opencompass_scicode.evaluation import SciCodeEvaluator  # noqa: E402
 from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S  # noqa: E402
 from opencompass_scicode.evaluation.regenerate import ensure_targets  # noqa: E402
-from opencompass_scicode.pool.timings import CACHE_ENV  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
 
@@ -54,13 +50,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     dataset = SciCodeDataset(path=args.data, split='validation')
     targets = ensure_targets(dataset)
-    # The sets' made-up timings must not stay behind for real runs: plan on a copy.
-    timings = Path(tempfile.mkdtemp(prefix='scicode-bench-timings-'))
-    for known in ('step_durations.json', 'import_costs.json'):
-        if (dataset.data_dir / 'cache' / known).is_file():
-            shutil.copy(dataset.data_dir / 'cache' / known, timings / known)
-    os.environ[CACHE_ENV] = str(timings)
-    atexit.register(shutil.rmtree, timings, ignore_errors=True)
+    private_timings(dataset)
     rows, same = [], True
     for kind in args.sets.split(','):
         preds = predictions(dataset, kind)

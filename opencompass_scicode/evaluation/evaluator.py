@@ -258,11 +258,13 @@ class SciCodeEvaluator:
         durations = durations or StepDurations(None)
         verdicts = verdicts if verdicts is not None else LocalVerdicts()
         pool = self.pool(verdicts, durations, run_root)
-        pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts))
-        if origins is not None:
-            _rerun_failed(pool, origins, pending, len(jobs),
-                          lambda rerun, to: self.submissions(rerun, targets_path, durations, to, n, verdicts))
-        pool.close()
+        try:
+            pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts))
+            if origins is not None:
+                _rerun_failed(pool, origins, pending, len(jobs),
+                              lambda rerun, to: self.submissions(rerun, targets_path, durations, to, n, verdicts))
+        finally:
+            pool.close()
         self.protections = self.protections or pool.protections
         return records
 
