@@ -1,6 +1,6 @@
 """Everything is declared in setup.cfg; this only puts the checkout's configs/ into the wheel.
 
-`opencompass-scicode --datasets scicode_gen --models reference` finds its configs in the
+`opencompass-scicode --datasets scicode_validation --models reference` finds its configs in the
 installed package (`opencompass_scicode/configs/`) when the current directory has none.
 configs/ is no package (its files are read by the config loader, never imported), so it is
 copied in as data at build time rather than listed in setup.cfg.

@@ -1,14 +1,16 @@
 """A sweep of 8 API models through LocalRunner and through Slurm, against a loopback server.
 
-    python benchmarks/sweep_scale.py [--models 8] [--delay 1.0] [--runners local,slurm]
-                                     [--modes infer,all] [-p debug] [--repeat N]
+    python benchmarks/sweep_scale.py [--models 8] [--delay 1.0] [--concurrency 16]
+                                     [--runners local,slurm] [--modes infer,all] [-p debug] [--repeat N]
 
 8 OpenAIChatModel entries (abbrs m0..m7, each with its own model name, so every request
 says whose it is) x the validation split without and with background, against
 tests/openai_server.py's FakeOpenAI in this process (a thread; it answers with the gold
-code after `--delay` seconds and logs every request with its arrival time). One inference
-task per model, all 8 allowed at once (LocalRunner max_num_workers=8; SlurmRunner's
-default 32); a model's 2 x 15 problem chains are asked in parallel (max_concurrency=30).
+code after `--delay` seconds and logs every request with its arrival time), each model with
+max_concurrency=16 (`--concurrency`; 30 asks all of a model's 2 x 15 problem chains at once).
+The config names no runner: the default one (LocalRunner with its 2 slots; SlurmRunner with
+--slurm). One inference task per model; inference tasks of API models hold no slot, so all 8
+start at once.
 Whole `run.py` processes are timed:
 - `infer`: `run.py CONFIG -m infer` (inference alone: the wall-time target);
 - `all`: `run.py CONFIG` (inference with early evaluation, the evaluation tasks, the
@@ -22,6 +24,12 @@ longest step, or the distinct steps' time over the CPUs, from the least stretche
 figures (the issue's bound); beside it the same with release times (no step starts before
 its problem's answers are in), each runner's ratio against its own steps, and where its
 time went (start-up, scoring, the tail after the last verdict, its own CPU).
+
+Issue 38's figures close the output, for whole runs: each run's wall time against its own
+bound (the most, over problems, of the problem's chain of answers plus its longest step; the
+step time of the distinct programs over the CPUs), their ratio (target <= 1.15x), and when
+each inference task started after run.py did (its progress file's start: model and datasets
+built; target: all within 2 s of the first).
 
 For Slurm (`--slurm -p PARTITION`), the overhead of each inference job from submission to
 its first request: `sbatch` is called through a shim that logs the time of the call, the
@@ -82,9 +90,7 @@ def write_config(root, data, base_url, models, concurrency):
         datasets = [dict(abbr='scicode_validation' + suffix, type='SciCodeDataset', path={str(data)!r},
                          split='validation', with_bg=bg)
                     for bg, suffix in ((False, ''), (True, '_with_background'))]
-        # every inference task at once (they wait on the API); evaluation as by default
-        infer = dict(runner=dict(type='LocalRunner', max_num_workers={models}))
-        eval = dict(runner=dict(type='LocalRunner', max_num_workers=2))
+        # no runner named: the default one (inference of API models holds no slot of it)
     '''))
     return config
 
@@ -276,6 +282,7 @@ def run_once(config, work, runner, mode, server, partition, shim_dir, shim_log, 
     out['ready'] = statistics.median(t - start for t in ready.values())
     out['ready_to_first'] = statistics.median(first[m] - ready[a] for m, a in paths.items() if a in ready)
     out['ready_by_model'] = {a: t + clock for a, t in ready.items()}
+    out['task_starts'] = {a: t - start for a, t in sorted(ready.items())}
     # After the last answer: tasks end (their logs' last write), run.py has every status, exit.
     last_answer = max(times) + server.delay
     ends = {stage: [f.stat().st_mtime - clock for f in (run_dir / 'logs' / stage).rglob('*.out')]
@@ -350,6 +357,18 @@ def release_bound(steps, answered, cpus):
     return best
 
 
+def issue_bound(steps, chains, cpus):
+    """Issue 38's bound of a whole run, from its own records: the most, over problems, of the
+    problem's chain of answers (`chains[problem id]`, seconds) plus its longest step, and the
+    step time of the distinct programs (`steps`: [[step id, seconds]]) over the CPUs."""
+    longest = {}
+    for sid, seconds in steps:
+        pid = str(sid).split('.')[0]
+        longest[pid] = max(longest.get(pid, 0.0), seconds)
+    return max(max(chains[pid] + longest.get(pid, 0.0) for pid in chains),
+               sum(seconds for _, seconds in steps) / cpus)
+
+
 def _ms(values):
     return f'{statistics.median(values):.2f}s' if values else '-'
 
@@ -358,6 +377,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--models', type=int, default=8)
     parser.add_argument('--delay', type=float, default=1.0, help='seconds the server takes per answer')
+    parser.add_argument('--concurrency', type=int, default=16, help='max_concurrency of each model')
     parser.add_argument('--runners', default='local,slurm')
     parser.add_argument('--modes', default='infer,all', help='infer: -m infer; all: the whole run')
     parser.add_argument('-p', '--partition', default='debug')
@@ -371,7 +391,7 @@ def main(argv=None):
     longest = max(len(p.scored_steps) for p in problems)
     bound = longest * args.delay
     steps = sum(d.scored_step_count for d in datasets)
-    concurrency = len(problems) * len(datasets)
+    concurrency = args.concurrency
     print(f'validation split: {len(problems)} problems x 2 background settings = {steps} steps per model, '
           f'{args.models} models (m0..m{args.models - 1}), max_concurrency {concurrency} each; '
           f'server delay {args.delay:.1f}s per answer, in this process')
@@ -541,7 +561,33 @@ def main(argv=None):
                       f'{_ms([j["launch"] for j in chosen])} + task start-up {_ms([j["startup"] for j in chosen])}'
                       f' (medians; start-up = {_ms([j["to_ready"] for j in chosen if "to_ready" in j])} to ready + '
                       f'{_ms([j["to_first"] for j in chosen if "to_first" in j])} to the first request)')
+    if alls:
+        chains = {p.problem_id: len(p.scored_steps) * args.delay for p in problems}
+        issue_figures(alls, chains, os.cpu_count() or 1)
     return 0
+
+
+def issue_figures(alls, chains, cpus):
+    """Issue 38's figures of the whole runs: wall, bound, ratio, when each inference task started."""
+    med = statistics.median
+    print()
+    print('issue 38, whole runs: wall against the run\'s own bound (max over problems of its answers + its longest '
+          f'step; step time / {cpus} CPUs); inference tasks started (progress file written) after run.py started')
+    for runner, outs in alls.items():
+        ratios, spreads = [], []
+        for k, out in enumerate(outs, 1):
+            bound = issue_bound(out['passed']['steps'], chains, cpus)
+            starts = out['task_starts']
+            spread = max(starts.values()) - min(starts.values())
+            ratios.append((out['wall'], bound, out['wall'] / bound))
+            spreads.append(spread)
+            print(f'  {runner} run {k}: wall {out["wall"]:.1f}s, bound {bound:.1f}s '
+                  f'({out["passed"]["step_seconds"]:.1f}s of steps), {out["wall"] / bound:.2f}x; tasks started at '
+                  + ' '.join(f'{abbr} +{t:.2f}s' for abbr, t in starts.items()) + f' (within {spread:.2f}s)')
+        wall, bound, ratio = (med(r[i] for r in ratios) for i in range(3))
+        print(f'  {runner}: median wall {wall:.1f}s, bound {bound:.1f}s, ratio {ratio:.2f}x (target <= 1.15x: '
+              f'{"met" if ratio <= 1.15 else "missed"}); every task within {max(spreads):.2f}s of the first '
+              f'(target <= 2 s: {"met" if max(spreads) <= 2 else "missed"})')
 
 
 if __name__ == '__main__':

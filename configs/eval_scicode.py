@@ -6,9 +6,9 @@ from mmengine.config import read_base
 from opencompass_scicode.runners import LocalRunner
 
 with read_base():
-    from .datasets.scicode.scicode_gen import scicode_datasets
+    from .datasets.scicode.scicode_validation import scicode_datasets
     from .models.reference import models
-    from .summarizers.scicode import summarizer
+    from .summarizers.scicode_summary import summarizer
 
 datasets = scicode_datasets
 runner = dict(type=LocalRunner, max_num_workers=2)

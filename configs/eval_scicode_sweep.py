@@ -24,10 +24,10 @@ from opencompass_scicode.models import OpenAIChatModel
 from opencompass_scicode.runners import LocalRunner
 
 with read_base():
-    from .datasets.scicode.scicode_gen import scicode_eval_cfg, scicode_reader_cfg
+    from .datasets.scicode.scicode_validation import scicode_eval_cfg, scicode_reader_cfg
     from .models.dummy import models as _dummy_models
     from .models.reference import models as _reference_models
-    from .summarizers.scicode import summarizer
+    from .summarizers.scicode_summary import summarizer
 
 # (model name as the API knows it, base_url (None: OpenAI), environment variable holding its key;
 #  None: OPENAI_API_KEY). Local servers (vLLM, SGLang, llama.cpp, Ollama) accept any non-empty key.
@@ -40,7 +40,9 @@ _temperatures = [0.0, 0.7]
 _modes = ['naive', 'chat', 'tool_use']        # 'naive' is the official one
 
 _max_out_len = 4096
-_max_concurrency = 8        # requests in flight per model entry (the runner runs 2 inference tasks at once)
+_max_concurrency = 8        # requests in flight per model entry; the inference tasks of all entries run at once
+# Models sharing a base_url may share one limit there instead (divided among them; docs/sweeps-of-api-models.md):
+# endpoints = [dict(base_url='http://localhost:8000/v1', max_concurrency=32)]
 
 
 def _env(name, default=''):
@@ -84,5 +86,6 @@ datasets = [
 
 # One row per model entry x mode, even for a single mode.
 summarizer = dict(summarizer, layout='long')
+# 2 slots, for evaluation (and models that start a server); inference of API models holds none
 runner = dict(type=LocalRunner, max_num_workers=2)
 work_dir = 'outputs/sweep'

@@ -7,6 +7,7 @@ The face: it parses the command line, loads and checks the config, plans the run
 """
 import argparse
 import signal
+from pprint import pformat
 import sys
 import threading
 from pathlib import Path
@@ -18,10 +19,11 @@ from .config import fill_abbrs, validate_config
 from .config.from_agentcompass.command_line import add_arguments as add_agentcompass_arguments
 from .config.from_agentcompass.command_line import config_from_run_args
 from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
-from .errors import ConfigError, NoSpaceError, UserFacingError, out_of_space
+from .errors import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, ConfigError, NoSpaceError,
+                     UserFacingError, out_of_space)
 from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, run_plan
-
-EXIT_TASK_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 1, 2, 130
+from .registry import to_plain
+from .utils.secrets import redact_config
 
 console = Console(stderr=True)
 
@@ -42,9 +44,9 @@ def _add_run_flags(p):
     p.add_argument('--max-num-workers', type=int, help='tasks in flight at once, for either runner '
                                                         '(overrides the config)')
     p.add_argument('--slurm', action='store_true', help='run every task as a Slurm job (SlurmRunner)')
-    p.add_argument('-p', '--partition', help='with --slurm: the Slurm partition')
-    p.add_argument('-q', '--qos', help='with --slurm: the Slurm QOS')
-    p.add_argument('--retry', type=int, help='with --slurm: submit a job that ended without its outputs '
+    p.add_argument('-p', '--partition', help='the Slurm partition (with --slurm, or for the config\'s SlurmRunner)')
+    p.add_argument('--qos', help='the Slurm QOS (with --slurm, or for the config\'s SlurmRunner)')
+    p.add_argument('--retry', type=int, help='Slurm: submit a job that ended without its outputs '
                                              '(cancelled, node failure, time limit, ...) again, up to N '
                                              'times (default 2)')
     p.add_argument('--no-download', action='store_true',
@@ -62,16 +64,14 @@ def _compare(argv, prog):
     return run_compare(argv, prog or argparse.ArgumentParser().prog)
 
 
-def parse_args(argv, prog=None):
-    """`prog` None: the name this was started by (`run.py`, `opencompass-scicode`). A command line
-    starting with `run` is AgentCompass's (`run scicode scicode_tool_use MODEL ...`)."""
-    agentcompass = bool(argv) and argv[0] == 'run'
+def make_parser(agentcompass=False, prog=None):
+    """The parser of AgentCompass's command line (`run scicode ...`, after `run`), or of the
+    others: a config file and/or OpenCompass's flags."""
     prog = prog or argparse.ArgumentParser().prog          # argparse's own name for this program
     if agentcompass:
         p = argparse.ArgumentParser(prog=f'{prog} run',
                                     description='Evaluate a model on SciCode with AgentCompass\'s command line.')
         add_agentcompass_arguments(p)
-        argv = argv[1:]
     else:
         p = argparse.ArgumentParser(prog=prog, description='Evaluate models on SciCode.')
         p.add_argument('config', nargs='?', help='Python config file, e.g. configs/eval_scicode.py')
@@ -80,14 +80,21 @@ def parse_args(argv, prog=None):
     _add_run_flags(p)
     if not agentcompass:
         add_arguments(p)        # OpenCompass's --datasets/--models/--hf-path ... (config/from_opencompass/)
+    return p
+
+
+def parse_args(argv, prog=None):
+    """`prog` None: the name this was started by (`run.py`, `opencompass-scicode`). A command line
+    starting with `run` is AgentCompass's (`run scicode scicode_tool_use MODEL ...`)."""
+    agentcompass = bool(argv) and argv[0] == 'run'
+    prog = prog or argparse.ArgumentParser().prog
+    p = make_parser(agentcompass, prog)
+    if agentcompass:
+        argv = argv[1:]
     args = p.parse_args(argv)
     args.agentcompass = agentcompass
     if agentcompass:
         args.config, args.prepare_data = None, False
-    if not args.slurm and (args.partition or args.qos or args.retry is not None):
-        p.error('-p/--partition, -q/--qos and --retry go with --slurm')
-    if args.slurm and not args.partition:
-        p.error('--slurm needs -p PARTITION (sinfo lists them)')
     args.command = f'python {prog}' if prog.endswith('.py') else prog
     return args
 
@@ -144,7 +151,7 @@ def main(argv=None, prog=None):
         return _main(args)
     except NoSpaceError as exc:         # not the user's input: the run stopped midway
         console.print(f'[bold red]error:[/] {exc}', highlight=False, soft_wrap=True)
-        return EXIT_TASK_FAILED
+        return EXIT_FAILED
     except UserFacingError as exc:
         console.print(f'[bold red]error:[/] {exc}', highlight=False)
         return EXIT_USER_ERROR
@@ -175,18 +182,20 @@ def _main(args):
     if loaded is None:
         if args.prepare_data:
             prepare_data_dirs(None, say=console.print)
-            return 0
+            return EXIT_OK
         raise ConfigError('no config file given', fix=f'{args.command} configs/eval_scicode.py, or '
-                                                       f'{args.command} --datasets scicode_gen --models reference')
+                                                       f'{args.command} --datasets scicode_validation --models reference')
     cfg, source, notes = loaded
     for note in notes:
         _note(note)
     for note in validate_config(cfg, file=source):
         _note(note)
     fill_abbrs(cfg)
+    if getattr(args, 'config_verbose', False):     # OpenCompass's --config-verbose: the config as run
+        print(pformat(redact_config(to_plain(dict(cfg.items()))), width=110, sort_dicts=False))
     if args.prepare_data:
         prepare_data_dirs(cfg, say=console.print)
-        return 0
+        return EXIT_OK
     plan = plan_run(cfg, launch_options(args), warn=lambda text: console.print(f'[yellow]{text}'), note=_note)
     if args.dry_run:
         tasks = plan.dry_run()
@@ -195,14 +204,17 @@ def _main(args):
             print(f'dataset {abbr!r}: {what} missing in {data_dir}/; a run fetches them first, trying in order:')
             for line in lines:
                 print(f'  {line}')
-        waiting = [repr(abbr) for abbr, _, _, what in plan.fetches if what != 'targets']
+        read = {d.abbr for d in plan.datasets}
+        waiting = [repr(d['abbr']) for d in cfg['datasets'] if d['abbr'] not in read] if plan.fetches else []
         if waiting:
             print(f'tasks: listed once the problems of {", ".join(waiting)} are in place (they decide the tasks)')
         print_plan({stage: specs for stage, specs in tasks.items() if specs}, {d.abbr: d for d in plan.datasets},
                    {stage: runner for stage, (_, runner) in plan.stages.items()}, plan.run_dir.root)
         for line in server_lines(cfg):
             print(line)
-        return 0
+        for line in plan.token_limits():
+            print(line)
+        return EXIT_OK
     try:
         outcome = run_plan(plan, say=console.print)
     except OSError as exc:
@@ -215,4 +227,4 @@ def _main(args):
     if not_scored:
         console.print('[bold red]error:[/] steps could not be scored (eval_error), counted as failed: '
                       + ', '.join(f'{where}: {n}' for where, n in not_scored.items()), highlight=False)
-    return 0 if outcome.ok and not not_scored else EXIT_TASK_FAILED
+    return EXIT_OK if outcome.ok and not not_scored else EXIT_FAILED

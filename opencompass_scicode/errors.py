@@ -84,3 +84,12 @@ def did_you_mean(word, choices, n=1, cutoff=0.6, quote=True):
     if not close:
         return ''
     return f'did you mean {", ".join(repr(c) if quote else c for c in close)}? '
+
+
+# The exit statuses of the package's commands (run.py, opencompass-scicode, targets.fetch,
+# targets.standin), one a line with what it means: the docs' exit-code reference is generated from
+# these lines. A task process tells its runner more (tasks/contract.py).
+EXIT_OK = 0             # everything asked for was done
+EXIT_FAILED = 1         # a task failed, steps could not be generated or scored, or a disk filled up
+EXIT_USER_ERROR = 2     # the config, the command line or the data is wrong, or missing data could not be fetched: nothing was run
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM: what finished is kept; continue with -r

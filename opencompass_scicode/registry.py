@@ -34,6 +34,12 @@ REQUEST_LIMITS = {
     'OpenAIChatModel': {'max_concurrency': 8, 'query_per_second': None},
 }
 
+# Model types that only ask an endpoint over the network: without a server of their own
+# (server=) and without GPUs, their inference task spends its time waiting for answers, takes no
+# slot of the runner and, on a cluster, asks for one CPU it may share (runners/base.py, slurm.py).
+# Types not listed (local engines, a user's own classes) keep their slot.
+API_MODELS = ('OpenAIChatModel',)
+
 # What an inference task of a registered model type imports beside the task's own code, that a
 # warm launcher may import before the task starts (runners/warm.py): the API SDK, imported by the
 # model only when it is built. Nothing that must not cross a fork (a GPU runtime) goes here.
@@ -84,6 +90,11 @@ def request_limits(spec):
     """{'max_concurrency': ..., 'query_per_second': ...} by default for the model type `spec`
     names; {} for a type without request limits, or one not registered."""
     return dict(REQUEST_LIMITS.get(registered_name(spec), {}))
+
+
+def is_api_model(spec):
+    """Whether the model type `spec` names only asks an endpoint (API_MODELS). Imports nothing."""
+    return registered_name(spec) in API_MODELS
 
 
 def warm_imports(spec):

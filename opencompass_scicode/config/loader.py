@@ -11,6 +11,12 @@ the names of any read_base() block bound first), and its variables are merged
 over the bases with mmengine's merge rules (dicts merge key by key,
 `_delete_=True` replaces, lists are replaced).
 
+A file whose read_base() imports reach `opencompass.configs.*` (every OpenCompass eval config
+does) is run the same way, without bases: mmengine would resolve such a module through an
+installed OpenCompass package, and stop without one. Here the module is read where
+from_opencompass/opencompass_files.py finds it: OpenCompass's own file where there is one, else
+this package's stand-in for SciCode's dataset and summarizer configs.
+
 Every file gets mmengine's `{{fileDirname}}` and `{{$VAR:default}}`
 substitutions, also those mmengine reads in lazy-import mode (where it makes
 none). What this takes of mmengine's private parts is in mmengine_private.py.
@@ -29,8 +35,9 @@ from mmengine.utils import get_installed_path
 
 from ..errors import ConfigError
 from . import mmengine_private
-from .from_opencompass.names import config_builtins
 from .from_opencompass.entries import adopt
+from .from_opencompass.names import config_builtins, is_opencompass
+from .from_opencompass.opencompass_files import module_source
 from .from_opencompass.placeholders import resolve_placeholders
 
 BASE_KEY = '_base_'
@@ -79,16 +86,25 @@ def _is_read_base(node):
             and call.func.id == 'read_base')
 
 
-def _read_base_file(path, node):
-    """The file of `from <module> import ...` inside read_base(), resolved as mmengine does."""
+def _read_base_source(path, node):
+    """What `from <module> import ...` inside read_base() reads: a file, resolved as mmengine
+    resolves it, or for `opencompass.configs.*` what from_opencompass/opencompass_files.py finds
+    (OpenCompass's file, or the variables of a stand-in)."""
     if not isinstance(node, ast.ImportFrom) or node.module is None:
         raise ConfigError('read_base() holds only `from .file import name` lines', file=path,
                           line=node.lineno)
     parts = node.module.split('.')
+    if not node.level and is_opencompass(node.module):
+        return module_source(node.module, file=path, line=node.lineno)
     if node.level:
         root = path.parent.joinpath(*['..'] * (node.level - 1))
     else:
-        root, parts = Path(get_installed_path(parts[0])), parts[1:]
+        try:
+            root, parts = Path(get_installed_path(parts[0])), parts[1:]
+        except Exception:           # pkg_resources' DistributionNotFound and its kin
+            raise ConfigError(f'read_base(): {node.module}: no installed package {parts[0]!r}', file=path,
+                              line=node.lineno, fix='install it, or import the file relatively '
+                                                    '(from .file import name)') from None
     file = root.joinpath(*parts[:-1], parts[-1] + '.py').resolve()
     if not file.is_file():
         raise ConfigError(f'read_base(): {file} not found', file=path, line=node.lineno,
@@ -97,10 +113,11 @@ def _read_base_file(path, node):
 
 
 def _read_base_names(path, block):
-    """What the imports of a read_base() block bind, from the files they name."""
+    """What the imports of a read_base() block bind, from the files (or stand-ins) they name."""
     names = {}
     for node in block.body:
-        base = ConfigDict(_plain_dict(_load(_read_base_file(path, node))))
+        source = _read_base_source(path, node)
+        base = ConfigDict(source if isinstance(source, dict) else _plain_dict(_load(source)))
         for alias in node.names:
             if alias.name == '*':
                 names.update(base)
@@ -198,12 +215,13 @@ def _merged(child, base):
     return {key: cfg[key] for key in cfg}
 
 
-def _load_with_bases(path):
+def _load_as_plain_python(path):
+    """A file with `_base_`, or whose read_base() imports reach `opencompass.configs.*`: run here."""
     source, base_vars = _substituted(path)
     tree = _parse(path, source)
     node = _base_node(tree)
     merged = {}
-    for base_path in _base_paths(path, node):
+    for base_path in _base_paths(path, node) if node is not None else ():
         merged = _merged(_plain_dict(_load(base_path)), merged)
     namespace = {'__file__': str(path), BASE_KEY: ConfigDict(merged),
                  '__builtins__': config_builtins(str(path))}    # `opencompass.*` imports: names.py
@@ -254,12 +272,36 @@ def _load(path):
     if not path.is_file():
         raise ConfigError('config file does not exist', file=path,
                           fix='pass the path of a Python config, e.g. configs/eval_scicode.py')
-    if _base_node(_parse(path, path.read_text(encoding='utf-8'))) is None:
+    if _base_node(_parse(path, path.read_text(encoding='utf-8'))) is None and not _reaches_opencompass(path):
         cfg = _fromfile(path)
     else:
-        cfg = _load_with_bases(path)
+        cfg = _load_as_plain_python(path)
     _resolve_placeholders(cfg, path)
     return cfg
+
+
+def _reaches_opencompass(path, seen=None):
+    """Whether the read_base() imports of `path`, or of the files it imports there (relatively),
+    name an `opencompass.*` module. mmengine would look for an installed OpenCompass package (and
+    stop without one); such files are run here instead, reading those modules where
+    opencompass_files.py finds them."""
+    seen = seen if seen is not None else set()
+    if path in seen or not path.is_file():
+        return False
+    seen.add(path)
+    tree = _parse(path, path.read_text(encoding='utf-8'))
+    for block in (stmt for stmt in tree.body if _is_read_base(stmt)):
+        for node in block.body:
+            if not isinstance(node, ast.ImportFrom) or node.module is None:
+                continue                    # mmengine refuses these, naming the line
+            if not node.level and is_opencompass(node.module):
+                return True
+            if node.level:
+                parts = node.module.split('.')
+                file = path.parent.joinpath(*['..'] * (node.level - 1), *parts[:-1], parts[-1] + '.py')
+                if _reaches_opencompass(file.resolve(), seen):
+                    return True
+    return False
 
 
 def load_config(path, backend=None, notes=None):

@@ -9,6 +9,7 @@ command line to print).
 """
 
 from ..errors import ConfigError, close_matches, did_you_mean
+from ..partitioners.limits import asks_endpoint, check_endpoints, endpoint_sharing
 from ..registry import build, build_dataset, check_kwargs, evaluator_cfg, resolve_type
 from .naming import dataset_abbr, model_abbr
 
@@ -148,6 +149,7 @@ def validate_config(cfg, file=None):
                     _unknown(name, STAGE_KEYS, stage, f'`{stage}` section')
                 if value is not None:
                     _typed_entry(value, f'{stage}.{name}')
+        unused = _endpoints(cfg, models)
         if not isinstance(cfg.get('agentcompass_outputs', False), bool):
             raise ConfigError('must be True or False (True: AgentCompass\'s files too, beside ours)',
                               key='agentcompass_outputs')
@@ -155,6 +157,18 @@ def validate_config(cfg, file=None):
             raise ConfigError('must be a string path', key='work_dir')
     except ConfigError as exc:
         raise exc.within(file=file) from None
+    notes = [f'endpoints: no API model with a base_url of {url} in `models`; its limits apply to nothing'
+             for url in unused]
     if not moved:
-        return []
-    return [f'{MOVED_PREFILLED_MODE} ({", ".join(moved[:4])}' + (f' and {len(moved) - 4} more)' if len(moved) > 4 else ')')]
+        return notes
+    more = f' and {len(moved) - 4} more)' if len(moved) > 4 else ')'
+    return [f'{MOVED_PREFILLED_MODE} ({", ".join(moved[:4])}{more}', *notes]
+
+
+def _endpoints(cfg, models):
+    """`endpoints` checked, one inference task per model (the partitioner checks again with its
+    shards); the endpoints no model asks."""
+    limits = check_endpoints(cfg.get('endpoints'))
+    endpoint_sharing(models, limits, tasks_per_model=1)
+    asked = {asks_endpoint(model) for model in models}
+    return [url for url in limits if url not in asked]

@@ -4,6 +4,7 @@ The files ship, byte-identical to the official repository, inside the
 `nvidia-scicode` wheel on PyPI. We only download that wheel (never install it:
 its dependencies are heavy) and unpack `scicode/data/`.
 """
+import atexit
 import hashlib
 import os
 import shutil
@@ -148,6 +149,31 @@ def prepare_data(data_dir=DEFAULT_DATA_DIR, allow_download=True, verify=True):
                 f'or set reader_cfg=dict(verify_sha256=False) in the dataset config to use '
                 f'modified data on purpose.')
     return data_dir
+
+
+_STAGED = {}
+
+
+def staged_copy(data_dir):
+    """The official files, checked, in a temporary directory removed when this process ends: for a
+    dry run, which reads the problems but writes nothing where it runs. Taken from a wheel staged
+    in `data_dir` (or SCICODE_WHEEL), else downloaded as a run would; None when neither works
+    (offline). One copy per data directory and process."""
+    key = str(Path(data_dir).resolve())
+    if key not in _STAGED:
+        folder = Path(tempfile.mkdtemp(prefix='scicode-data-'))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        wheel = _find_staged_wheel(data_dir)
+        try:
+            if wheel is not None:
+                _unpack_wheel(wheel, folder)
+            prepare_data(folder)
+        except DataError as exc:
+            _log(f'a dry run reads the problems from a copy of the data files, which could not be had: '
+                 f'{exc}'.split('\n')[0])
+            folder = None
+        _STAGED[key] = folder
+    return _STAGED[key]
 
 
 def find_official_h5(data_dir):

@@ -120,6 +120,7 @@ class SciCodeDataset:
     problems_sha256: Optional[str] = None                    # what they must hash to (default: the published file)
     _problems: list = field(default=None, init=False, repr=False)
     _checked: bool = field(default=False, init=False, repr=False)
+    _files_dir: Optional[Path] = field(default=None, init=False, repr=False)
     _prefilled: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self):
@@ -165,6 +166,19 @@ class SciCodeDataset:
         return Path(self.path)
 
     @property
+    def files_dir(self):
+        """Where the official data files (problems, templates, prefilled steps) are read from:
+        the data directory, unless read_files_from() named a copy."""
+        return self._files_dir or self.data_dir
+
+    def read_files_from(self, folder):
+        """Read the official data files from `folder`, a checked copy made elsewhere (a dry run
+        reads the problems without writing the files into the data directory); targets and
+        SciCode-Verified's problems are still looked for in the data directory."""
+        self._files_dir = Path(folder)
+        self._checked = True
+
+    @property
     def verified_problems_path(self):
         """Where SciCode-Verified's corrected test problems are read from in place of the official
         ones; None when this dataset reads official problems only (official targets, or a
@@ -195,7 +209,7 @@ class SciCodeDataset:
         self.ensure_files()
         problems = []
         for name in SPLITS[self.split]:
-            path = self.data_dir / name
+            path = self.files_dir / name
             if name == verified.REPLACES and self.verified_problems_path:
                 path = self._checked_verified_problems()
             for record in read_jsonl(path):
@@ -250,12 +264,12 @@ class SciCodeDataset:
     def template(self):
         name = TEMPLATE_WITH_BACKGROUND if self.with_bg else TEMPLATE_WITHOUT_BACKGROUND
         self.ensure_files()
-        return (self.data_dir / name).read_text(encoding='utf-8')
+        return (self.files_dir / name).read_text(encoding='utf-8')
 
     def prefilled_file(self, step_id):
         if step_id not in self._prefilled:
             self.ensure_files()
-            self._prefilled[step_id] = (self.data_dir / f'{step_id}.txt').read_text(encoding='utf-8')
+            self._prefilled[step_id] = (self.files_dir / f'{step_id}.txt').read_text(encoding='utf-8')
         return self._prefilled[step_id]
 
     def problem(self, problem_id):

@@ -5,6 +5,7 @@ split, which generation modes need a chat model, when samples would all be the s
 and which settings make earlier predictions stale (engine.py) when a run goes on with -r.
 """
 from ..errors import ConfigError
+from ..models.launchers import install_hint, missing_launcher
 from ..predictions import PredictionStore
 from ..registry import build_model
 from .engine import check_stale, infer_settings
@@ -12,12 +13,39 @@ from .modes import requires_chat
 from .settings import InferConfig
 
 
-def ready_models(model_cfgs, datasets, dataset_cfgs):
+def installed_launchers(model_cfgs, dry_run=False, note=print):
+    """Every model server a run would start can be started here: its program or module is
+    installed (models/launchers.py). Before anything is fetched, regenerated or asked: ConfigError
+    naming the model, what is missing and how to install it; a dry run only notes it."""
+    for i, m_cfg in enumerate(model_cfgs):
+        server = m_cfg.get('server') if isinstance(m_cfg, dict) else None
+        command = server.get('command') if isinstance(server, dict) else None
+        # a malformed command is refused, saying how, when the model is built
+        missing = missing_launcher(command) if isinstance(command, (list, tuple)) and command else None
+        if missing is None:
+            continue
+        what = (f'model {m_cfg.get("abbr")!r} is served by `{" ".join(map(str, command[:3]))} ...`, and '
+                f'{missing} is not installed here')
+        fix = f'{install_hint(missing)}; or serve the model yourself and give its URL (openai_api_base= or base_url=)'
+        if dry_run:
+            note(f'{what}: a run would stop here ({fix})')
+            continue
+        raise ConfigError(what, key=f'models[{i}].server', fix=fix)
+
+
+def ready_models(model_cfgs, datasets, dataset_cfgs, missing_key=None):
     """The models of the config's entries, each checked against every dataset (`datasets`, built
-    from `dataset_cfgs`) it will answer."""
+    from `dataset_cfgs`) it will answer. `missing_key(text)`, if given (a dry run), is told of a
+    model without its API key, which is then left out of the checks instead of stopping them."""
     models = []
     for i, m_cfg in enumerate(model_cfgs):
-        model = build_model(m_cfg, key=f'models[{i}]')
+        try:
+            model = build_model(m_cfg, key=f'models[{i}]')
+        except ConfigError as exc:
+            if missing_key is None or exc.key != f'models[{i}].key':
+                raise
+            missing_key(f'{exc.message}: a run would stop here (fix: {exc.fix})')
+            continue
         models.append(model)
         for j, dataset in enumerate(datasets):
             try:
@@ -28,6 +56,26 @@ def ready_models(model_cfgs, datasets, dataset_cfgs):
                                   fix=exc.fix) from None
             check_mode(model, dataset_cfgs[j], key=f'datasets[{j}].infer_cfg')
     return models
+
+
+def token_limits(models, datasets, dataset_cfgs):
+    """For --dry-run: the token limit each model's requests carry for each dataset, and whose it
+    is (the dataset's infer_cfg max_out_len comes first, as the inference loop applies it,
+    models/base.py answer_limit)."""
+    lines = []
+    for model in models:
+        if not hasattr(model, 'max_out_len'):
+            continue                    # answers without asking a model (reference, dummy, ...)
+        for ds_cfg, dataset in zip(dataset_cfgs, datasets):
+            theirs = InferConfig.of(ds_cfg.get('infer_cfg')).max_out_len
+            if theirs:
+                said = f'max_tokens {theirs} (the dataset\'s max_out_len)'
+            elif model.max_out_len:
+                said = f'max_tokens {model.max_out_len} (the model\'s max_out_len; the dataset sets none)'
+            else:
+                said = 'no max_tokens (neither the dataset nor the model sets max_out_len: the server\'s default)'
+            lines.append(f'{model.abbr} on {dataset.abbr}: {said}')
+    return lines
 
 
 def check_mode(model, dataset_cfg, key):

@@ -12,7 +12,8 @@ from typing import Optional
 
 from ..datasets.files import DEFAULT_DATA_DIR, prepare_data
 from ..errors import ConfigError
-from ..inference.preflight import check_stale_predictions, ready_models, torn_records
+from ..inference.preflight import (check_stale_predictions, installed_launchers, ready_models, token_limits,
+                                   torn_records)
 from ..partitioners import NaivePartitioner
 from ..registry import build, resolve_type
 from ..runners import LocalRunner, SlurmRunner
@@ -34,7 +35,7 @@ class LaunchOptions:
     debug: bool = False                 # tasks in this process, one by one
     max_num_workers: Optional[int] = None
     slurm: bool = False
-    partition: Optional[str] = None     # with slurm
+    partition: Optional[str] = None     # for --slurm, or a config's SlurmRunner
     qos: Optional[str] = None
     retry: Optional[int] = None
     discard_stale: bool = False
@@ -59,8 +60,15 @@ class RunPlan:
 
     def dry_run(self):
         """{stage: task specs} as the run would start them; writes no task file."""
-        return {stage: partitioner.partition(self.cfg, self.run_dir, stage, dry_run=True, **self.partition_options)
+        built = {dataset.abbr: dataset for dataset in self.datasets}     # they may read a copy of the data
+        return {stage: partitioner.partition(self.cfg, self.run_dir, stage, dry_run=True, datasets=built,
+                                             **self.partition_options)
                 for stage, (partitioner, _) in self.stages.items()}
+
+    def token_limits(self):
+        """Lines saying the token limit each model's requests carry for each dataset."""
+        read = {d.abbr for d in self.datasets}
+        return token_limits(self.models, self.datasets, [d for d in self.cfg['datasets'] if d['abbr'] in read])
 
 
 def plan_run(cfg, options, warn=print, note=print):
@@ -70,6 +78,9 @@ def plan_run(cfg, options, warn=print, note=print):
     run_dir, reuse = resolve_run_dir(cfg, options, warn)
     compare = compared_runs(options.compare, run_dir)      # before any work: a wrong name stops here
     stages = STAGES[options.run_mode]
+    check_slurm_options(cfg, options)
+    if 'infer' in stages:       # a missing engine is found in a moment: before anything is fetched
+        installed_launchers(cfg['models'], dry_run=options.dry_run, note=note)
     # Missing targets are fetched here, before any model is built or asked anything.
     fetching = Fetching(allowed=options.download, dry_run=options.dry_run, say=warn)
     datasets = ready_datasets(cfg['datasets'], scoring='eval' in stages, fetching=fetching) if stages else []
@@ -78,7 +89,8 @@ def plan_run(cfg, options, warn=print, note=print):
         # what it would fetch and no task (fetches names the datasets).
         return RunPlan(cfg, run_dir, reuse, {}, {}, datasets, fetches=fetching.planned)
     # scoring and summaries never ask a model anything
-    models = ready_models(cfg['models'], datasets, cfg['datasets']) if 'infer' in stages else []
+    models = (ready_models(cfg['models'], datasets, cfg['datasets'], missing_key=note if options.dry_run else None)
+              if 'infer' in stages else [])
     if reuse and 'infer' in stages and not options.discard_stale:
         check_stale_predictions(run_dir, models, datasets, cfg['datasets'])
     if reuse and 'infer' in stages:
@@ -134,19 +146,32 @@ def section(cfg, name, key, default):
     return (cfg.get(name) or {}).get(key) or cfg.get(key) or {'type': default}
 
 
+def check_slurm_options(cfg, options):
+    """--slurm needs -p; -p, --qos and --retry need Slurm: --slurm, or a SlurmRunner in the config."""
+    if options.slurm and not options.partition:
+        raise ConfigError('--slurm needs -p PARTITION (sinfo lists them)')
+    given = [flag for flag, value in (('-p/--partition', options.partition), ('--qos', options.qos),
+                                      ('--retry', options.retry)) if value is not None]
+    stages = {SECTION[stage] for stage in STAGES[options.run_mode]}
+    on_slurm = any(resolve_type(section(cfg, name, 'runner', LocalRunner)['type']) is SlurmRunner for name in stages)
+    if given and not (options.slurm or on_slurm):
+        raise ConfigError(f'{" and ".join(given)}: no Slurm runner in this run; add --slurm (or use a '
+                          f'SlurmRunner in the config)')
+
+
 def build_stage(cfg, stage, options):
     """(partitioner, runner) for a stage, as the config and the command line (`options`) ask."""
     name = SECTION[stage]
     partitioner = build(dict(section(cfg, name, 'partitioner', NaivePartitioner)), key=f'{name}.partitioner')
     runner_cfg = dict(section(cfg, name, 'runner', LocalRunner))
-    if options.slurm:
-        # Keep what the config says of Slurm (time, memory, ...); the command line wins.
-        runner_cfg = dict(runner_cfg if resolve_type(runner_cfg['type']) is SlurmRunner else {},
-                          type=SlurmRunner, partition=options.partition)
-        if options.qos:
-            runner_cfg['qos'] = options.qos
-        if options.retry is not None:
-            runner_cfg['retry'] = options.retry
+    on_slurm = resolve_type(runner_cfg['type']) is SlurmRunner
+    if options.slurm or on_slurm:
+        # Keep what the config says of Slurm (time, memory, ...); the command line wins, as -p, --qos
+        # and --retry do in OpenCompass for a config's SlurmRunner too.
+        runner_cfg = dict(runner_cfg if on_slurm else {}, type=SlurmRunner)
+        for option in ('partition', 'qos', 'retry'):
+            if getattr(options, option) is not None:
+                runner_cfg[option] = getattr(options, option)
     if options.max_num_workers:
         runner_cfg['max_num_workers'] = options.max_num_workers
     runner = build(runner_cfg, key=f'{name}.runner', debug=options.debug)

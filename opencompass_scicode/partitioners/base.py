@@ -15,12 +15,13 @@ depends on them and writes the final file, the same as an unsharded run's.
 import os
 import sys
 
-from ..registry import build_dataset, request_limits, to_plain, warm_imports
+from ..registry import build_dataset, is_api_model, to_plain, warm_imports
 from ..tasks.contract import TASK_PACKAGE, TaskSpec, task_code
 from ..utils.pythonpath import with_package
 from ..utils.secrets import move_secrets_to_env
 from ..utils.workdir import write_json_atomic
 from .costs import eval_costs, infer_costs
+from .limits import asks_endpoint, check_endpoints, endpoint_sharing, task_limits
 
 EARLY_EVALUATION = ('opencompass_scicode.evaluation.eager', 'opencompass_scicode.evaluation.evaluator')
 
@@ -35,13 +36,17 @@ class BasePartitioner:
         raise NotImplementedError
 
     def partition(self, cfg, run_dir, stage, dry_run=False, **options):
+        """`options`: eager_eval, discard_stale, regenerate (abbrs), and datasets ({abbr: dataset}
+        built and read by planning, used as they are: a dry run's may read a copy of the data
+        files; the others are built from the config)."""
+        built = options.get('datasets') or {}
         if stage == 'targets':
             return self.targets_tasks(cfg, run_dir, dry_run, options.get('regenerate', ()))
         if stage == 'infer':
             return self.infer_tasks(cfg, run_dir, dry_run, eager_eval=options.get('eager_eval', False),
-                                    discard_stale=options.get('discard_stale', False))
+                                    discard_stale=options.get('discard_stale', False), built=built)
         if stage == 'eval':
-            return self.eval_tasks(cfg, run_dir, dry_run)
+            return self.eval_tasks(cfg, run_dir, dry_run, built=built)
         raise ValueError(f'unknown stage {stage!r}')
 
     def targets_tasks(self, cfg, run_dir, dry_run, regenerate):
@@ -51,40 +56,47 @@ class BasePartitioner:
                 for ds in cfg['datasets'] if ds['abbr'] in regenerate]
 
     # ------------------------------------------------------------ shards
-    def _shards(self, ds_cfgs, stage):
+    def _shards(self, ds_cfgs, stage, built):
         """Shards of problem ids over these datasets: a problem in several of them (with and
         without background) is in the same shard of each, its costs added up."""
         costs = {}
         for ds_cfg in ds_cfgs:
-            dataset = build_dataset(ds_cfg)
+            dataset = built.get(ds_cfg['abbr']) or build_dataset(ds_cfg)
             for pid, cost in (infer_costs(dataset) if stage == 'infer' else eval_costs(dataset)):
                 costs[pid] = costs.get(pid, 0) + cost
         return [shard for shard in self.split(list(costs.items()), stage) if shard]
 
-    def infer_tasks(self, cfg, run_dir, dry_run, eager_eval, discard_stale):
+    def infer_tasks(self, cfg, run_dir, dry_run, eager_eval, discard_stale, built=None):
         datasets = cfg['datasets']
+        built = built or {}
         # The same shards for every model: they depend on the datasets only.
-        shard_ids = self._shards(datasets, 'infer')
+        shard_ids = self._shards(datasets, 'infer', built)
         names = [shard_name(k, len(shard_ids)) for k in range(len(shard_ids))]
-        problems = {ds['abbr']: {p.problem_id for p in build_dataset(ds).problems} for ds in datasets}
+        problems = {ds['abbr']: {p.problem_id for p in (built.get(ds['abbr']) or build_dataset(ds)).problems}
+                    for ds in datasets}
         shard_parts = [[(ds, [pid for pid in ids if pid in problems[ds['abbr']]]) for ds in datasets]
                        for ids in shard_ids]
+        # An endpoint's limits (the config's `endpoints`) are shared out among every task asking it.
+        limits = check_endpoints(cfg.get('endpoints'))
+        sharing = endpoint_sharing(cfg['models'], limits, len(shard_ids))
         specs = []
         for model in cfg['models']:
             m = model['abbr']
             finals = [run_dir.predictions_path(m, ds['abbr']) for ds in datasets]
+            url = asks_endpoint(model)
+            entry = self.model_entry(model)
+            if len(shard_ids) > 1 or url in limits:
+                entry = task_limits(entry, len(shard_ids), limits.get(url), sharing.get(url, 1))
             resources = _model_resources(model)
             # the API SDK, and the scoring code early evaluation runs in the task
             sdk = warm_imports(model.get('type', '')) + (list(EARLY_EVALUATION) if eager_eval else [])
             common = {'eager_eval': eager_eval, 'discard_stale': discard_stale}
             labels = {'model': m, 'datasets': [ds['abbr'] for ds in datasets]}
             if len(shard_ids) == 1:
-                specs.append(self.task(run_dir, 'infer', [m], dict(common, model=self.model_entry(model),
-                                                                   datasets=datasets),
+                specs.append(self.task(run_dir, 'infer', [m], dict(common, model=entry, datasets=datasets),
                                        outputs=finals, labels=labels, resources=resources, preload=sdk,
                                        dry_run=dry_run))
                 continue
-            entry = share_limits(self.model_entry(model), len(shard_ids))
             shards = []
             for shard, parts in zip(names, shard_parts):
                 parts = [(ds, ids) for ds, ids in parts if ids]
@@ -104,9 +116,9 @@ class BasePartitioner:
                                    dry_run=dry_run))
         return specs
 
-    def eval_tasks(self, cfg, run_dir, dry_run):
+    def eval_tasks(self, cfg, run_dir, dry_run, built=None):
         # A dataset's shards are the same for every model.
-        shards_of = {ds['abbr']: self._shards([ds], 'eval') for ds in cfg['datasets']}
+        shards_of = {ds['abbr']: self._shards([ds], 'eval', built or {}) for ds in cfg['datasets']}
         specs = []
         for model in cfg['models']:
             m = model['abbr']
@@ -181,28 +193,15 @@ def spread(costs, count):
     return [sorted(shard, key=order.get) for shard in shards]
 
 
-def share_limits(entry, count):
-    """A model's request limits divided among its `count` shards, as if all ran at once: together
-    they never exceed what the config allows, however many the runner starts. A limit the entry
-    does not give is its type's default, from the registry's table (the class is not imported)."""
-    entry = dict(entry)
-    defaults = request_limits(entry['type'])
-    concurrency = entry.get('max_concurrency', defaults.get('max_concurrency'))
-    if concurrency:
-        entry['max_concurrency'] = max(1, int(concurrency) // count)
-    qps = entry.get('query_per_second', defaults.get('query_per_second'))
-    if qps:
-        entry['query_per_second'] = qps / count
-    return entry
-
-
 def _model_resources(model_cfg):
     run_cfg = model_cfg.get('run_cfg') or {}
     gpus = run_cfg.get('num_gpus')
     # Without a GPU or a server of its own, an inference task spends its time waiting for
-    # answers: a cluster may let such tasks share CPUs (runners/slurm.py).
-    return {'gpus': gpus, 'procs': run_cfg.get('num_procs'),
-            'shares_cpu': not gpus and not model_cfg.get('server')}
+    # answers: a cluster may let such tasks share CPUs (runners/slurm.py). That of an API model
+    # takes no slot of the runner either: all of them run at once (tasks/contract.py).
+    shares = not gpus and not model_cfg.get('server')
+    return {'gpus': gpus, 'procs': run_cfg.get('num_procs'), 'shares_cpu': shares,
+            'api_only': shares and is_api_model(model_cfg.get('type', ''))}
 
 
 def _eval_resources(ds_cfg):

@@ -2,27 +2,30 @@
 
 A runner knows tasks only by their spec (tasks/contract.py). A task starts once
 every task it depends on within the same launch has ended well; if one of them
-stopped, it is `not run`. Subclasses say how a task is started, watched and
-stopped (a local process, a Slurm job); the progress display is the same for all.
+stopped, it is `not run`. At most max_num_workers tasks holding a slot run at once;
+a task that only waits on an API (an inference task of an API model) holds none, so
+all of them start at once, bounded by their endpoints' request limits instead.
+Subclasses say how a task is started, watched and stopped (a local process, a Slurm
+job); the progress display is the same for all (board.py).
 """
 import importlib
 import time
 import traceback
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import UserFacingError
 from ..tasks.contract import EXIT_FAILED, EXIT_INTERRUPTED, TaskStatus, status_of
-from ..utils.progress import read_progress
 from ..utils.checks import check_number
+from .board import TaskBoard
 
 
 class BaseRunner:
-    """max_num_workers: tasks in flight at once; debug: run tasks in this process, one by one,
-    with tracebacks. Subclasses implement start/poll/stop and may add `refresh(handles)` (one
-    look at all tasks in flight before they are polled) and `where(handle)` (e.g. 'job 12
-    RUNNING') to the progress line. The launch loop holds the handles of the tasks in flight."""
+    """max_num_workers: tasks holding a slot in flight at once (inference tasks of API models hold
+    none); debug: run tasks in this process, one by one, with tracebacks. Subclasses implement
+    start/poll/stop and may add `refresh(handles)` (one look at all tasks in flight before they
+    are polled) and `where(handle)` (e.g. 'job 12 RUNNING') to the progress line. The launch
+    loop holds the handles of the tasks in flight."""
 
     poll_interval = 0.25
     # Whether inference tasks under this runner also score problems as they finish (early
@@ -90,17 +93,15 @@ class BaseRunner:
             return []
         if self.debug:
             return self._launch_inline(specs)
-        parallel = min(self.max_num_workers, len(specs))
+        # How many tasks run side by side at most (a task scoring with a pool of its own divides
+        # the CPUs by it): those holding a slot, a few at a time, and all the others.
+        slotless = sum(not s.takes_slot for s in specs)
+        parallel = max(1, min(self.max_num_workers, len(specs) - slotless) + slotless)
         names = {s.name for s in specs}
         waiting = list(specs)
         running = {}                  # name -> (spec, handle)
         ended = {}                    # name -> TaskStatus
-        with Progress(TextColumn('{task.description}'), BarColumn(), MofNCompleteColumn(),
-                      TextColumn('{task.fields[extra]}'), TimeElapsedColumn(),
-                      console=self.console, transient=False, refresh_per_second=4) as bar:
-            rows = {s.name: bar.add_task(f'{title} {_label(s)}'.strip(), total=None, extra='waiting')
-                    for s in specs}
-            part_rows = {}
+        with TaskBoard(self.console, specs, title) as board:
             try:
                 while waiting or running:
                     for spec in list(waiting):
@@ -109,7 +110,8 @@ class BaseRunner:
                         if stopped:
                             waiting.remove(spec)
                             ended[spec.name] = TaskStatus.not_run(spec, stopped)
-                        elif all(d in ended for d in deps) and len(running) < self.max_num_workers:
+                        elif all(d in ended for d in deps) and (not spec.takes_slot
+                                                                or _slots_held(running) < self.max_num_workers):
                             waiting.remove(spec)
                             running[spec.name] = (spec, self.start(spec, parallel))
                     self.refresh([handle for _, handle in running.values()])
@@ -118,14 +120,17 @@ class BaseRunner:
                         if status is not None:
                             ended[name] = status
                             del running[name]
-                    self._refresh(bar, rows, part_rows, specs, running, ended)
+                    board.show(self._where(running), ended)
                     if waiting or running:
                         self.pause()
             except KeyboardInterrupt:
                 self.stop([handle for _, handle in running.values()])
                 raise
-            self._refresh(bar, rows, part_rows, specs, running, ended)
+            board.show(self._where(running), ended)
         return [ended[s.name] for s in specs]
+
+    def _where(self, running):
+        return {name: self.where(handle) for name, (_, handle) in running.items()}
 
     def _launch_inline(self, specs):
         ended = {}
@@ -134,39 +139,6 @@ class BaseRunner:
             ended[spec.name] = TaskStatus.not_run(spec, stopped) if stopped else self.run_inline(spec)
         return [ended[s.name] for s in specs]
 
-    def _refresh(self, bar, rows, part_rows, specs, running, ended):
-        for spec in specs:
-            row = rows[spec.name]
-            info = read_progress(spec.progress_path)
-            noun = 'errors' if spec.stage == 'infer' else 'failed'
-            # an inference task also scores problems as they finish
-            scored = f', {info["scored"]} scored' if (info or {}).get('scored') else ''
-            if spec.name in ended:
-                status = ended[spec.name]
-                info = info or {}
-                total = info.get('total') or bar.tasks[row].total or 1
-                note = f' ({status.note})' if status.note and status.state != 'skipped' else ''
-                bar.update(row, total=total, completed=info.get('done', total),
-                           extra=status.state + scored + note)
-                continue
-            if spec.name not in running:
-                continue
-            where = self.where(running[spec.name][1])
-            where = f'{where} · ' if where else ''
-            if info:
-                bar.update(row, total=info['total'], completed=info['done'],
-                           extra=f'{where}{info.get("errors", 0)} {noun}{_rate(info)}{scored}')
-            else:
-                bar.update(row, extra=where + 'starting')
-            parts = (info or {}).get('parts') or {}
-            if len(parts) > 1:           # one line per dataset of an inference task
-                for name, part in parts.items():
-                    key = (spec.name, name)
-                    if key not in part_rows:
-                        part_rows[key] = bar.add_task(f'  {name}', total=part['total'], extra='')
-                    bar.update(part_rows[key], total=part['total'], completed=part['done'],
-                               extra=f'{part.get("errors", 0)} {noun}')
-
 
 def _module_command(command):
     if len(command) < 3 or command[1] != '-m':
@@ -174,13 +146,6 @@ def _module_command(command):
     return command[2], list(command[3:])
 
 
-def _label(spec):
-    label = '/'.join(v for k, v in spec.labels.items() if k in ('model', 'dataset'))
-    return f'{label} {spec.labels["shard"]}' if spec.labels.get('shard') else label
-
-
-def _rate(info):
-    elapsed = time.time() - info.get('started', time.time())
-    if elapsed <= 1 or not info.get('done'):
-        return ''
-    return f', {info["done"] / elapsed * 60:.0f}/min'
+def _slots_held(running):
+    """How many of the tasks running hold a slot (tasks/contract.py, TaskSpec.takes_slot)."""
+    return sum(1 for spec, _ in running.values() if spec.takes_slot)

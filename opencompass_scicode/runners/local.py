@@ -30,7 +30,8 @@ class _Process:
 
 
 class LocalRunner(BaseRunner):
-    """max_num_workers: tasks running at once; debug: run in-process, serially, with tracebacks;
+    """max_num_workers: tasks holding a slot running at once (an inference task of an API model
+    holds none: all of them run at once); debug: run in-process, serially, with tracebacks;
     warm_start: fork tasks from one process that has imported their code (False: a new
     interpreter per task, as `python -m` would start it by hand)."""
 

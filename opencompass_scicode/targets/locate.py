@@ -112,7 +112,7 @@ def _verified_kind(dataset, path):
 def regenerated_path(dataset):
     """Where the validation targets rebuilt from the gold code are cached for these data and libraries."""
     libs = {name: version(name) for name in ('numpy', 'scipy', 'sympy', 'h5py')}
-    key = fingerprint({'data': sha256_of(dataset.data_dir / 'problems_dev.jsonl'),
+    key = fingerprint({'data': sha256_of(dataset.files_dir / 'problems_dev.jsonl'),
                        'libs': libs, 'python': sys.version_info[:2],
                        'regenerator': REGENERATOR_VERSION, 'mode': 'official'})
     return dataset.data_dir / 'regenerated' / f'validation_targets_{key}.h5'

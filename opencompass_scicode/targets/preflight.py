@@ -15,14 +15,16 @@ def ready_datasets(dataset_cfgs, scoring, fetching=None):
     """The datasets of the config's entries, their problems loaded (fetching the data files
     and SciCode-Verified's corrected problems if needed, checking sample_ids); with `scoring`,
     their targets are in place (`fetching` says whether missing ones may be fetched, or only
-    planned in a dry run) and cover them. A dry run leaves out a dataset whose problems it
-    would fetch first: they cannot be read yet (`fetching.planned` names it)."""
+    planned in a dry run) and cover them. A dry run writes nothing: it reads missing data files
+    from a temporary copy, and leaves out a dataset whose problems it would fetch first or cannot
+    have at all: they cannot be read yet (`fetching.planned` names it)."""
     fetching = fetching or Fetching()
     datasets = []
     for i, ds_cfg in enumerate(dataset_cfgs):
         key = f'datasets[{i}]'
         dataset = build_dataset(ds_cfg, key=key)
-        if not fetching.ensure_problems(dataset):     # a dry run: its problems are still to be fetched
+        # a dry run whose problems are still to be fetched, or cannot be read (offline)
+        if not (fetching.ensure_data_files(dataset) and fetching.ensure_problems(dataset)):
             if scoring:
                 fetching.ensure(dataset)                # its targets' fetch is planned all the same
             continue

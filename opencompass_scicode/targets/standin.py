@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..datasets import SciCodeDataset
 from ..datasets.files import DEFAULT_DATA_DIR
-from ..errors import DataError
+from ..errors import EXIT_OK, EXIT_USER_ERROR, DataError
 from .locate import regenerated_path, untried_steps
 
 PLACEHOLDER = float('nan')
@@ -66,11 +66,11 @@ def main(argv=None):
         counts = write_standin(args.out, args.data)
     except DataError as exc:
         print(f'error: {exc}', file=sys.stderr)
-        return 2
+        return EXIT_USER_ERROR
     print(f'wrote {args.out}: {counts["validation"]} validation steps (regenerated targets), '
           f'{counts["test"]} test steps (placeholders). Use it with h5py_file={str(args.out)!r}; '
           f'results call it "custom", and every test step fails against it.')
-    return 0
+    return EXIT_OK
 
 
 if __name__ == '__main__':

@@ -11,12 +11,12 @@ import signal
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
-EXIT_OK = 0
-EXIT_FAILED = 1
+EXIT_OK = 0            # done: every output written
+EXIT_FAILED = 1        # failed: the log says why (the runner marks the task failed)
 EXIT_STEP_ERRORS = 3   # finished, but some steps could not be generated
 EXIT_SKIPPED = 4       # outputs were complete already
 EXIT_NO_SPACE = 5      # stopped: a file system it writes to is full (errors.NoSpaceError)
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # stopped by Ctrl-C or SIGTERM; what it finished is saved
 
 STATES = ('done', 'errors', 'skipped', 'failed', 'interrupted', 'not run')
 
@@ -49,7 +49,9 @@ class TaskSpec:
     depends_on: list = field(default_factory=list)   # names of tasks that must succeed first
     labels: dict = field(default_factory=dict)       # model / dataset, for tables and status
     env: dict = field(default_factory=dict)          # added to the runner's environment
-    resources: dict = field(default_factory=dict)    # cpus / gpus / procs / shares_cpu: asks of a cluster
+    # cpus / gpus / procs / shares_cpu: asks of a cluster; api_only: the task only waits on an API
+    # endpoint (an inference task of an API model without a server), so it takes no runner slot
+    resources: dict = field(default_factory=dict)
     # Modules the task will import, that a warm launcher may import once for many tasks before
     # forking each (runners/warm.py): the task's own code and pure-Python SDKs, no GPU runtime.
     preload: list = field(default_factory=list)
@@ -60,6 +62,13 @@ class TaskSpec:
 
     def to_dict(self):
         return asdict(self)
+
+    @property
+    def takes_slot(self):
+        """Whether the task counts against a runner's max_num_workers. A task that only waits on
+        an API uses next to no CPU: every such task may run at once, bounded by its endpoint's
+        request limits instead."""
+        return not self.resources.get('api_only')
 
 
 @dataclass

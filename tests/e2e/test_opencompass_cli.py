@@ -1,15 +1,19 @@
 """OpenCompass's command line (`--datasets/--models/--summarizer NAME`, `--hf-path ...`) and its
 summary table, on configs in OpenCompass's shape (tests/fixtures/opencompass)."""
+import shutil
 import textwrap
+import time
 
 import pytest
 
 from helpers import DATA, ROOT, run_cli
-from opencompass_scicode.config.from_opencompass.named import config_roots, find_config
+from opencompass_scicode.config.from_opencompass.named import config_roots, find_config, shipped_configs
+from opencompass_scicode.config.from_opencompass.opencompass_settings import NAMED
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.summarizers.opencompass_table import check_shape, opencompass_table
 
 OC = ROOT / 'tests' / 'fixtures' / 'opencompass' / 'configs'
+SHIPPED = shipped_configs()
 # The command of OpenCompass's SciCode guide, word for word after `python run.py`.
 GUIDE = ['--datasets', 'scicode_gen', '--hf-num-gpus', '1', '--hf-type', 'chat', '--hf-path',
          'meta-llama/Meta-Llama-3-8B-Instruct', '--debug', '--model-kwargs', "device_map='auto'",
@@ -17,33 +21,69 @@ GUIDE = ['--datasets', 'scicode_gen', '--hf-num-gpus', '1', '--hf-type', 'chat',
 
 
 # ------------------------------------------------------------------ finding configs by name
-def test_names_are_found_in_cwd_configs_then_shipped_then_config_dir(tmp_path, monkeypatch):
+def test_names_are_found_in_config_dir_then_opencompass_then_shipped(tmp_path, monkeypatch):
+    monkeypatch.delenv('OPENCOMPASS_CONFIGS', raising=False)
     mine = tmp_path / 'configs' / 'models' / 'deep' / 'reference.py'
     mine.parent.mkdir(parents=True)
     mine.write_text('models = []\n')
     monkeypatch.chdir(tmp_path)
-    roots = config_roots(OC)
-    assert roots[0] == tmp_path / 'configs' and roots[-1] == OC
-    path, hidden = find_config('reference', 'models', roots)
-    assert path == mine and hidden == [ROOT / 'configs' / 'models' / 'reference.py']
-    path, hidden = find_config('scicode_wbg_gen_085b98', 'datasets', roots)      # only under --config-dir
-    assert path == OC / 'datasets' / 'scicode' / 'scicode_wbg_gen_085b98.py' and hidden == []
+    assert config_roots() == [tmp_path / 'configs', SHIPPED]            # --config-dir's default: ./configs
+    found, hidden = find_config('reference', 'models', config_roots())
+    assert found.path == mine and [h.path for h in hidden] == [SHIPPED / 'models' / 'reference.py']
+    # --config-dir replaces ./configs, as in OpenCompass
+    assert config_roots(OC) == [OC, SHIPPED]
+    found, hidden = find_config('scicode_wbg_gen_085b98', 'datasets', config_roots(OC))
+    assert found.path == OC / 'datasets' / 'scicode' / 'scicode_wbg_gen_085b98.py'
+    assert [h.stand_in is not None for h in hidden] == [True]           # OpenCompass's, as stood in for
+    # OpenCompass's own configs (OPENCOMPASS_CONFIGS, or an installed OpenCompass's) come after --config-dir
+    monkeypatch.setenv('OPENCOMPASS_CONFIGS', str(OC))
+    assert config_roots() == [tmp_path / 'configs', OC, SHIPPED]
+    found, _ = find_config('scicode_gen', 'datasets', config_roots())
+    assert found.path == OC / 'datasets' / 'scicode' / 'scicode_gen.py'
 
 
-def test_a_missing_or_ambiguous_name_lists_the_candidates(tmp_path, monkeypatch):
-    for sub in ('a', 'b'):
-        (tmp_path / 'configs' / 'datasets' / sub).mkdir(parents=True)
+def test_opencompass_names_mean_opencompass_configs_and_ours_never_clash(tmp_path, monkeypatch):
+    monkeypatch.delenv('OPENCOMPASS_CONFIGS', raising=False)
+    monkeypatch.chdir(tmp_path)
+    for name in ('scicode_gen', 'scicode_gen_085b98', 'scicode_gen_62c139', 'scicode_wbg_gen_085b98'):
+        found, hidden = find_config(name, 'datasets', config_roots())
+        assert found.path is None and hidden == []
+        (entry,) = found.stand_in['SciCode_datasets']
+        assert 'split' not in entry and entry['abbr'] in ('SciCode', 'SciCode_with_background')
+    found, _ = find_config('scicode', 'summarizers', config_roots())
+    assert found.stand_in['summarizer']['dataset_abbrs'][0] == ['SciCode_with_background', 'accuracy']
+    # this package's own configs: no name of OpenCompass's, none in its naming scheme (NAME_gen_HASH)
+    ours = {p.stem for p in SHIPPED.rglob('*.py')}
+    assert ours and not ours & (set(NAMED['datasets']) | set(NAMED['summarizers']))
+    assert not [stem for stem in ours if '_gen' in stem or '_ppl' in stem]
+    found, _ = find_config('scicode_validation', 'datasets', config_roots())
+    assert found.path == SHIPPED / 'datasets' / 'scicode' / 'scicode_validation.py'
+
+
+def test_a_missing_name_lists_the_candidates_and_of_several_the_first_is_used(tmp_path, monkeypatch):
+    for sub in ('b', 'a', 'a/deeper'):
+        (tmp_path / 'configs' / 'datasets' / sub).mkdir(parents=True, exist_ok=True)
         (tmp_path / 'configs' / 'datasets' / sub / 'twin.py').write_text('x_datasets = []\n')
     monkeypatch.chdir(tmp_path)
     roots = config_roots()
-    with pytest.raises(ConfigError, match='2 files of that name') as err:
-        find_config('twin', 'datasets', roots)
-    assert 'a/twin.py' in str(err.value) and 'b/twin.py' in str(err.value)
+    found, hidden = find_config('twin', 'datasets', roots)      # as OpenCompass: the first, the others noted
+    folder = tmp_path / 'configs' / 'datasets'
+    assert found.path == folder / 'a' / 'twin.py'
+    assert [h.path for h in hidden] == [folder / 'b' / 'twin.py', folder / 'a' / 'deeper' / 'twin.py']
     with pytest.raises(ConfigError, match='no scicode_gn.py') as err:
         find_config('scicode_gn', 'datasets', roots)
     assert 'did you mean scicode_gen' in err.value.fix
     with pytest.raises(ConfigError, match='no such directory'):
         config_roots(tmp_path / 'nowhere')
+
+
+def test_a_name_may_be_the_path_of_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    path = 'configs/summarizers/scicode_summary.py'
+    found, hidden = find_config(path, 'summarizers', config_roots())
+    assert found.path == ROOT / path and hidden == []
+    with pytest.raises(ConfigError, match='--summarizer configs/summarizers/nothing.py: no such file'):
+        find_config('configs/summarizers/nothing.py', 'summarizers', config_roots())
 
 
 # ------------------------------------------------------------------ the guide's command
@@ -53,16 +93,79 @@ def _dry(args, official_data, tmp_path):
     return proc
 
 
-def test_the_guides_command_plans_one_gpu_model_and_its_server(official_data, tmp_path):
-    proc = _dry(GUIDE, official_data, tmp_path)
-    out = proc.stdout
-    assert 'infer/Meta-Llama-3-8B-Instruct_hf' in out and 'gpus=1' in out
-    (server,) = [line for line in out.splitlines() if 'its inference task starts' in line]
+def _as_a_new_user(args, tmp_path, official_wheel, timeout=120):
+    """`python run.py ARGS` in an empty directory: no configs, no data, no API key, no OpenCompass
+    (the data files come from the wheel a user may stage, SCICODE_WHEEL, rather than the network)."""
+    empty = tmp_path / 'empty'
+    empty.mkdir()
+    env = {'SCICODE_WHEEL': str(official_wheel), 'OPENAI_API_KEY': None, 'OPENCOMPASS_CONFIGS': None}
+    return run_cli(args, cwd=empty, env=env, timeout=timeout), empty
+
+
+def test_the_guides_dry_run_plans_opencompass_test_split_and_writes_nothing(official_wheel, tmp_path):
+    proc, empty = _as_a_new_user([*GUIDE, '--dry-run'], tmp_path, official_wheel)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(empty.iterdir()) == []                  # no data/, no outputs/: a dry run writes nothing here
+    rows = [line.split() for line in proc.stdout.splitlines()
+            if line.startswith(('infer/', 'eval/')) and not line.split()[0].endswith(':')]   # the table's
+    # OpenCompass's scicode_gen: the test split without background, abbr SciCode; no validation dataset
+    assert [row[:4] for row in rows] == [['infer/Meta-Llama-3-8B-Instruct_hf', 'SciCode', '-', '65'],
+                                         ['eval/Meta-Llama-3-8B-Instruct_hf/SciCode', 'SciCode', '-', '65']]
+    assert [row[row.index('...)') + 1] for row in rows] == ['288', '288'] and 'gpus=1' in rows[0]
+    assert 'validation' not in proc.stdout
+    out = proc.stdout.splitlines()
+    (server,) = [line for line in out if 'its inference task starts' in line]
     assert server.split('starts ', 1)[1] == ("vllm serve meta-llama/Meta-Llama-3-8B-Instruct --host 127.0.0.1 "
                                              "--port '{port}' --trust-remote-code --tensor-parallel-size 1")
-    assert 'device_map: not used by the vllm server' in proc.stderr
-    assert 'OpenCompass\'s command line defaults to 256' in proc.stderr
-    assert 'scicode_validation_with_background' in out          # our scicode_gen: both settings
+    # what a run would fetch first: the data files, then the test targets
+    assert "dataset 'SciCode': data files missing in data/scicode/" in out[1]
+    assert any(line.startswith("dataset 'SciCode': targets missing in data/scicode/") for line in out)
+    # the token limit the note states is the one the requests carry: the dataset's 4096
+    assert 'Meta-Llama-3-8B-Instruct_hf on SciCode: max_tokens 4096 (the dataset\'s max_out_len)' in out
+    notes = ' '.join(proc.stderr.split())
+    for said in ("split='test'", "mode 'chat'", 'completion order', 'official SciCode templates',
+                 "--max-out-len not given: the model's limit is 4096", 'device_map: not used by the vllm server'):
+        assert said in notes, said
+    if shutil.which('vllm') is None:            # where it is missing, a run would stop: the dry run says so
+        assert 'vllm is not installed here: a run would stop here (pip install vllm' in notes
+
+
+def test_a_dry_run_needs_no_key_and_offline_lists_what_it_would_fetch(official_wheel, tmp_path):
+    config = tmp_path / 'configs' / 'models' / 'gpt_4o_oc.py'
+    config.parent.mkdir(parents=True)
+    shutil.copy(OC / 'models' / 'openai' / 'gpt_4o_oc.py', config)
+    args = ['--config-dir', tmp_path / 'configs', '--datasets', 'scicode_gen', '--models', 'gpt_4o_oc', '--dry-run']
+    proc, empty = _as_a_new_user(args, tmp_path, official_wheel)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no API key for model 'gpt-4o-oc': $OPENAI_API_KEY is not set: a run would stop here" in ' '.join(
+        proc.stderr.split())
+    assert 'eval/gpt-4o-oc/SciCode' in proc.stdout and list(empty.iterdir()) == []
+    # offline, without the data files: what a run would fetch, no tasks, nothing written
+    offline = run_cli(args, cwd=empty, env={'SCICODE_OFFLINE': '1', 'OPENAI_API_KEY': None,
+                                            'OPENCOMPASS_CONFIGS': None}, timeout=120)
+    assert offline.returncode == 0, offline.stdout + offline.stderr
+    out = offline.stdout
+    assert "dataset 'SciCode': data files missing in data/scicode/" in out and 'nvidia-scicode==26.3' in out
+    assert "tasks: listed once the problems of 'SciCode' are in place" in out and 'infer/' not in out
+    assert list(empty.iterdir()) == []
+
+
+def test_the_guides_command_without_vllm_stops_at_once_naming_it(official_wheel, tmp_path):
+    """Before any data, targets or request: exit 2 within seconds, saying what to install."""
+    bin_dir = tmp_path / 'bin'                  # a PATH without vllm, wherever this runs
+    bin_dir.mkdir()
+    started = time.monotonic()
+    proc, empty = _as_a_new_user(GUIDE, tmp_path, official_wheel)
+    with_path = run_cli(GUIDE, cwd=empty, env={'PATH': str(bin_dir), 'SCICODE_WHEEL': str(official_wheel)},
+                        timeout=60)
+    elapsed = time.monotonic() - started
+    for run in (proc, with_path) if shutil.which('vllm') is None else (with_path,):
+        assert run.returncode == 2, run.stdout + run.stderr
+        shown = ' '.join(run.stderr.split())
+        assert "model 'Meta-Llama-3-8B-Instruct_hf' is served by `vllm serve" in shown
+        assert 'vllm is not installed here' in shown and 'fix: pip install vllm' in shown
+    assert elapsed < 20                         # both runs: each well within 10 s
+    assert list(empty.iterdir()) == []          # nothing fetched, nothing regenerated, no run directory
 
 
 def test_the_guides_command_on_slurm_asks_one_gpu(official_data, tmp_path):
@@ -77,8 +180,14 @@ def test_named_configs_and_flags_build_the_model(official_data, tmp_path):
                  '--hf-backend', 'sglang', '--summarizer', 'scicode'], official_data, tmp_path)
     (server,) = [line for line in proc.stdout.splitlines() if 'its inference task starts' in line]
     assert '-m sglang.launch_server --model-path Qwen/Qwen2.5-Coder-7B-Instruct' in server
-    # ./configs comes first: our scicode_gen hides the one under --config-dir, and a note says so
-    assert 'also found (searched later)' in proc.stderr and 'scicode_validation' in proc.stdout
+    # --config-dir comes first: its scicode_gen (OpenCompass's file) hides the stand-in, and a note says so
+    notes = ' '.join(proc.stderr.split())
+    assert (f"scicode_gen: {OC / 'datasets' / 'scicode' / 'scicode_gen.py'} is used; also found (not used): "
+            f"OpenCompass's scicode_gen (as this package stands in for it)") in notes
+    # of two scicode.py under summarizers/, the first (OpenCompass's summarizer; groups/ holds its groups)
+    assert (f"scicode: {OC / 'summarizers' / 'scicode.py'} is used; also found (not used): "
+            f"{OC / 'summarizers' / 'groups' / 'scicode.py'}") in notes
+    assert 'infer/qwen2.5-coder-7b-instruct-hf SciCode' in ' '.join(proc.stdout.split())
 
 
 def test_a_config_file_keeps_what_the_flags_do_not_replace(official_data, tmp_path):

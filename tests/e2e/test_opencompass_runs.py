@@ -70,6 +70,45 @@ def test_opencompass_configs_run_against_the_loopback_server(steps, tmp_path):
     assert 'note: evaluator timeout: 1800 s per step' in ' '.join(proc.stderr.split())
 
 
+def token_limit_config(tmp_path, api_base):
+    """OpenCompass's scicode_gen_62c139 (its inferencer sets no max_out_len), imported as OpenCompass
+    configs import it, answered by a model with a limit of its own and one without."""
+    path = tmp_path / 'eval_62c139.py'
+    path.write_text(textwrap.dedent(f'''
+        from mmengine.config import read_base
+        from opencompass.models import OpenAISDK
+
+        with read_base():
+            from opencompass.configs.datasets.scicode.scicode_gen_62c139 import SciCode_datasets
+
+        datasets = [dict(d, split='validation', sample_ids=['1'], path={str(ROOT / 'data' / 'scicode')!r})
+                    for d in SciCode_datasets]
+        models = [dict(type=OpenAISDK, abbr=name, path=name, key={KEY!r}, openai_api_base={api_base!r},
+                       temperature=0, **limit)
+                  for name, limit in (('capped', dict(max_out_len=1234)), ('uncapped', dict()))]
+    '''))
+    return path
+
+
+@pytest.mark.slow
+def test_the_requests_carry_the_token_limit_the_dry_run_and_the_notes_state(steps, tmp_path):
+    with FakeOpenAI(steps, key=KEY) as server:
+        config = token_limit_config(tmp_path, server.base_url)
+        dry = run_cli([config, '--dry-run', '-w', tmp_path / 'w'], env={'OPENCOMPASS_CONFIGS': None})
+        proc = run_cli([config, '-m', 'infer', '-w', tmp_path / 'w'], env={'OPENCOMPASS_CONFIGS': None})
+        log = list(server.log)
+    assert dry.returncode == 0 and proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "the inferencer sets no max_out_len: each model's own applies" in ' '.join(dry.stderr.split())
+    said = [line for line in dry.stdout.splitlines() if ' on SciCode: ' in line]
+    assert said == ["capped on SciCode: max_tokens 1234 (the model's max_out_len; the dataset sets none)",
+                    "uncapped on SciCode: no max_tokens (neither the dataset nor the model sets max_out_len: "
+                    "the server's default)"]
+    sent = {}
+    for entry in log:
+        sent.setdefault(entry['body']['model'], set()).add(entry['body'].get('max_tokens'))
+    assert sent == {'capped': {1234}, 'uncapped': {None}}
+
+
 def two_problem_dataset(tmp_path):
     """A dataset config in OpenCompass's shape, found by name under --config-dir."""
     folder = tmp_path / 'configs' / 'datasets' / 'scicode'
@@ -163,3 +202,23 @@ if HAVE_CHECKOUT or not under_ci():
         vllm, _ = translated(real, 'qwen2_5.vllm_qwen2_5_7b_instruct')
         (model,) = vllm['models']
         assert model['server']['command'][:3] == ['vllm', 'serve', 'Qwen/Qwen2.5-7B-Instruct']
+        # the stand-ins for OpenCompass's SciCode configs, without OpenCompass, give what its files give
+        for name in ('scicode_gen', 'scicode_gen_085b98', 'scicode_gen_62c139', 'scicode_wbg_gen_085b98'):
+            top = tmp_path / f'imports_{name}.py'
+            top.write_text(textwrap.dedent(f'''
+                from mmengine.config import read_base
+                with read_base():
+                    from opencompass.configs.datasets.scicode.{name} import SciCode_datasets as datasets
+                    from opencompass.configs.summarizers.scicode import summarizer
+            '''))
+            with pytest.MonkeyPatch.context() as mp:
+                mp.delenv('OPENCOMPASS_CONFIGS')
+                stood_in = load_config(top).to_dict()
+            assert load_config(top).to_dict() == stood_in          # OPENCOMPASS_CONFIGS: the real files
+        # every flag of its run.py is in flags.py's lists
+        main = Path(REAL).parent / 'cli' / 'main.py'
+        if main.is_file():
+            from opencompass_scicode.config.from_opencompass.flags import HONOURED, REFUSED
+            spelled = set(re.findall(r"add_argument\(\s*'([^']+)'(?:,\s*'(--[^']+)')?", main.read_text()))
+            ours = {name for names in HONOURED for name in names} | {n for flag in REFUSED for n in flag.names}
+            assert {name for names in spelled for name in names if name} == ours

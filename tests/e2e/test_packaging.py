@@ -120,13 +120,13 @@ def test_wheel_ships_the_configs_inside_the_package(wheel):
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
     shipped = {f'{PACKAGE.name}/configs/{p.relative_to(ROOT / "configs")}' for p in _source_files(ROOT / 'configs')}
-    assert f'{PACKAGE.name}/configs/datasets/scicode/scicode_gen.py' in shipped
+    assert f'{PACKAGE.name}/configs/datasets/scicode/scicode_validation.py' in shipped
     assert sorted(shipped - names) == []
 
 
 @pytest.mark.slow
 def test_opencompass_style_command_works_from_an_empty_directory(wheel, tmp_path, official_data):
-    """`opencompass-scicode --datasets scicode_gen --models reference`: the names are found in the
+    """`opencompass-scicode --datasets scicode_validation --models reference`: the names are found in the
     configs the wheel ships, with no configs/ where it runs. The wheel goes into a directory of its
     own, first on the path; the dependencies come from this interpreter."""
     target = tmp_path / 'installed'
@@ -146,7 +146,7 @@ def test_opencompass_style_command_works_from_an_empty_directory(wheel, tmp_path
     assert proc.returncode == 0, proc.stderr
     for line in proc.stdout.split():
         assert Path(line).resolve().is_relative_to(target.resolve()), line
-    proc = run(target / 'bin' / 'opencompass-scicode', '--datasets', 'scicode_gen', '--models', 'reference',
+    proc = run(target / 'bin' / 'opencompass-scicode', '--datasets', 'scicode_validation', '--models', 'reference',
                '--dry-run', '-w', tmp_path / 'w')
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert 'infer/reference' in proc.stdout and 'eval/reference/scicode_validation_with_background' in proc.stdout

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from opencompass_scicode.partitioners.base import share_limits, spread
+from opencompass_scicode.partitioners.base import spread
+from opencompass_scicode.partitioners.limits import share_limits
 from opencompass_scicode.partitioners.sharded import NumWorkerPartitioner, SizePartitioner
 from opencompass_scicode.predictions import PredictionStore, merge_parts
 from opencompass_scicode.errors import ConfigError

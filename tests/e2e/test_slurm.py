@@ -73,6 +73,8 @@ def test_inference_jobs_of_api_models_share_cpus_and_leave_scoring_to_evaluation
     assert dry.returncode == 0, dry.stderr
     lines = {line.split(': ', 1)[0]: line for line in dry.stdout.splitlines() if ': ' in line}
     assert '--oversubscribe' in lines['infer/m0'] and '--mem=1G' in lines['infer/m0']
+    # one CPU and no GPU each, and all of them submitted at once (they hold no slot)
+    assert '--cpus-per-task=1' in lines['infer/m0'] and '--gres' not in lines['infer/m0']
     assert '--oversubscribe' not in lines['eval/m0/val'] and '--mem' not in lines['eval/m0/val']
     server.delay = 1.0
     out = run_cli([cfg, '-w', tmp_path / 'w', '--slurm', '-p', PARTITION], timeout=900)

@@ -68,12 +68,15 @@ def test_sweep_sample_ids_and_split_come_from_the_environment(clean_env):
 
 
 @pytest.mark.slow
-def test_sweep_dry_run_wants_the_keys_and_sends_nothing(official_data, tmp_path):
+def test_sweep_dry_run_names_missing_keys_and_sends_nothing(official_data, tmp_path):
     work = tmp_path / 'w'
     proc = run_cli([SWEEP, '-w', work, '--dry-run'], env=UNSET)
-    assert proc.returncode == 2
+    assert proc.returncode == 0, proc.stderr          # a dry run needs no key: it says a run would stop
     message = ' '.join(proc.stderr.split())
-    assert '$OPENAI_API_KEY is not set' in message and 'export OPENAI_API_KEY=' in message
+    assert '$OPENAI_API_KEY is not set: a run would stop here' in message and 'export OPENAI_API_KEY=' in message
+    assert not work.exists()
+    proc = run_cli([SWEEP, '-w', work], env=UNSET)    # the run itself does stop, before any work
+    assert proc.returncode == 2 and '$OPENAI_API_KEY is not set' in ' '.join(proc.stderr.split())
     # With a key: the plan, and nothing written or sent (requests would go to a closed port).
     proc = run_cli([SWEEP, '-w', work, '--dry-run'],
                    env=dict(UNSET, OPENAI_API_KEY='sk-never-used', OPENAI_BASE_URL='http://127.0.0.1:9/v1'))

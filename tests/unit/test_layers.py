@@ -196,7 +196,7 @@ def test_runners_and_partitioners_load_only_the_task_contract():
     # from the model's class: the entry's type as a config names it and as a task file does.
     loaded = _modules_after(
         'import opencompass_scicode.runners, opencompass_scicode.partitioners\n'
-        'from opencompass_scicode.partitioners.base import share_limits\n'
+        'from opencompass_scicode.partitioners.limits import share_limits\n'
         'for kind in ("OpenAIChatModel", "opencompass_scicode.models.openai_api.OpenAIChatModel"):\n'
         '    assert share_limits({"type": kind, "path": "m"}, 3)["max_concurrency"] == 2, kind')
     heavy = {m for m in loaded if m.split('.')[:2] in (

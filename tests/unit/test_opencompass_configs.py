@@ -1,6 +1,7 @@
 """OpenCompass configs load as they are: `opencompass.*` names, OpenCompass's dataset, model and
 summarizer shapes (config/from_opencompass/), on configs written in its shape (tests/fixtures)."""
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -174,27 +175,134 @@ def test_a_base_config_run_as_plain_python_imports_no_opencompass(tmp_path):
     assert cfg['work_dir'] == 'outputs/x'
 
 
-def test_an_installed_opencompass_is_never_imported(tmp_path):
-    """Where OpenCompass is installed, its classes would mean nothing here: they are not built."""
+def test_an_installed_opencompass_is_never_imported_and_its_config_files_are_read(tmp_path):
+    """Where OpenCompass is installed, its classes would mean nothing here: they are not built. Its
+    config files are read (here one that differs from OpenCompass's real one by its abbr)."""
     fake = tmp_path / 'site' / 'opencompass'
     for sub in ('', 'datasets', 'models', 'openicl', 'openicl/icl_inferencer', 'openicl/icl_prompt_template',
                 'openicl/icl_retriever'):
         (fake / sub).mkdir(parents=True, exist_ok=True)
         write(fake / sub / '__init__.py', f'open({str(tmp_path / "imported")!r}, "a").write("x")\n')
+    shutil.copytree(OC / 'datasets', fake / 'configs' / 'datasets')
+    installed = fake / 'configs' / 'datasets' / 'scicode' / 'scicode_gen_085b98.py'
+    installed.write_text(installed.read_text().replace("abbr='SciCode'", "abbr='SciCode_installed'"))
+    top = write(tmp_path / 'top.py', '''\
+        from mmengine.config import read_base
+        with read_base():
+            from opencompass.configs.datasets.scicode.scicode_gen import SciCode_datasets
+            from opencompass.configs.datasets.scicode.scicode_gen_62c139 import SciCode_datasets as no_limit
+    ''')
+    (fake / 'configs' / 'datasets' / 'scicode' / 'scicode_gen_62c139.py').unlink()   # an older OpenCompass
     code = textwrap.dedent(f'''
         import opencompass        # importable: a real installation stands here
         import os, sys
         os.remove({str(tmp_path / "imported")!r})
         from opencompass_scicode.config import load_config, validate_config
+        from opencompass_scicode.config.from_opencompass.named import config_roots, find_config
         cfg = load_config({str(OC / 'datasets' / 'scicode' / 'scicode_gen.py')!r})
         print(cfg['SciCode_datasets'][0]['type'])
+        cfg = load_config({str(top)!r})
+        print(cfg['SciCode_datasets'][0]['abbr'], cfg['no_limit'][0]['abbr'])
+        print(find_config('scicode_gen_085b98', 'datasets', config_roots())[0])
         print(sorted(m for m in sys.modules if m.startswith('opencompass.')))
     ''')
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / 'site'), str(ROOT)]))
-    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env, timeout=120)
+    env.pop('OPENCOMPASS_CONFIGS', None)
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env, timeout=120,
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split('\n')[:2] == ['opencompass.datasets.SciCodeDataset', '[]']
+    # its file where it has one; the stand-in for a file it lacks
+    assert proc.stdout.split('\n')[:4] == ['opencompass.datasets.SciCodeDataset', 'SciCode_installed SciCode',
+                                           str(installed), '[]']
     assert not (tmp_path / 'imported').exists()
+
+
+# ------------------------------------------------------------------ `opencompass.configs.*` imports
+OC_NAMES = ('scicode_gen', 'scicode_gen_085b98', 'scicode_gen_62c139', 'scicode_wbg_gen_085b98')
+
+
+@pytest.fixture
+def no_opencompass(monkeypatch):
+    """As a user without OpenCompass: no OPENCOMPASS_CONFIGS, no installed package."""
+    monkeypatch.delenv('OPENCOMPASS_CONFIGS', raising=False)
+    import opencompass_scicode.config.from_opencompass.opencompass_files as files
+    monkeypatch.setattr(files, 'installed_configs', lambda: None)
+
+
+@pytest.mark.parametrize('name', OC_NAMES)
+def test_opencompass_configs_imports_load_without_opencompass_as_its_files_do(tmp_path, no_opencompass, name):
+    """Each stand-in gives what the file in OpenCompass's shape gives, translated alike."""
+    path = top_config(tmp_path, f'''
+        with read_base():
+            from opencompass.configs.datasets.scicode.{name} import SciCode_datasets as stood_in
+            from .oc.datasets.scicode.{name} import SciCode_datasets as written
+            from opencompass.configs.summarizers.scicode import summarizer
+            from .oc.summarizers.scicode import summarizer as written_summarizer
+            from opencompass.configs.summarizers.groups.scicode import scicode_summary_groups
+        datasets = stood_in + written
+        models = [dict(type='ReferenceModel', abbr='reference')]
+    ''')
+    notes = []
+    cfg = load_config(path, notes=notes)
+    assert 'opencompass' not in sys.modules
+    stood_in, written = cfg['datasets']
+    assert stood_in == written and cfg['stood_in'] == cfg['written']
+    assert (stood_in['split'], stood_in['infer_cfg']['mode']) == ('test', 'chat')
+    assert stood_in['abbr'] == ('SciCode_with_background' if 'wbg' in name else 'SciCode')
+    assert stood_in['infer_cfg'].get('max_out_len') == (None if name.endswith('62c139') else 4096)
+    assert cfg['summarizer'] == cfg['written_summarizer'] | {'type': cfg['summarizer']['type']}
+    assert cfg['scicode_summary_groups'] == cfg['summarizer']['summary_groups']
+    if name.endswith('62c139'):
+        assert "the inferencer sets no max_out_len: each model's own applies" in '\n'.join(notes)
+
+
+def test_a_file_reaching_opencompass_configs_through_a_relative_import_loads(tmp_path, no_opencompass):
+    write(tmp_path / 'parts.py', '''\
+        from mmengine.config import read_base
+        with read_base():
+            from opencompass.configs.datasets.scicode.scicode_wbg_gen_085b98 import SciCode_datasets
+    ''')
+    path = write(tmp_path / 'top.py', '''\
+        from mmengine.config import read_base
+        with read_base():
+            from .parts import SciCode_datasets
+        datasets = SciCode_datasets
+        models = [dict(type='ReferenceModel', abbr='reference')]
+    ''')
+    (entry,) = load_config(path)['datasets']
+    assert (entry['abbr'], entry['split'], entry['with_bg']) == ('SciCode_with_background', 'test', True)
+
+
+def test_an_opencompass_model_config_is_read_from_opencompass_configs_or_refused_saying_how(
+        tmp_path, no_opencompass, monkeypatch):
+    path = write(tmp_path / 'eval_oc.py', '''\
+        from mmengine.config import read_base
+        with read_base():
+            from opencompass.configs.datasets.scicode.scicode_gen import SciCode_datasets
+            from opencompass.configs.models.openai.gpt_4o_oc import models
+        datasets = SciCode_datasets
+    ''')
+    with pytest.raises(ConfigError) as err:           # no OpenCompass: the model file is nowhere
+        load_config(path)
+    assert (str(err.value.file), err.value.line) == (str(path), 4)
+    assert 'opencompass.configs.models.openai.gpt_4o_oc: OpenCompass is not installed here' in err.value.message
+    assert 'OPENCOMPASS_CONFIGS' in err.value.fix and 'from .gpt_4o_oc import' in err.value.fix
+    monkeypatch.setenv('OPENCOMPASS_CONFIGS', str(OC))     # a checkout's configs: read as written
+    (model,) = load_config(path)['models']
+    assert (model['type'], model['abbr'], model['base_url']) == (MODEL, 'gpt-4o-oc', 'https://api.openai.com/v1')
+    untranslatable = write(tmp_path / 'glm.py', '''\
+        from mmengine.config import read_base
+        with read_base():
+            from opencompass.configs.models.chatglm.hf_chatglm3_6b import models
+        datasets = []
+    ''')
+    with pytest.raises(ConfigError) as err:
+        load_config(untranslatable)
+    assert 'opencompass.models.HuggingFaceChatGLM3' in err.value.message
+    assert str(err.value.file) == str(OC / 'models' / 'chatglm' / 'hf_chatglm3_6b.py') and err.value.line == 2
+    monkeypatch.setenv('OPENCOMPASS_CONFIGS', str(tmp_path / 'nowhere'))
+    with pytest.raises(ConfigError, match='OPENCOMPASS_CONFIGS=.*no such directory'):
+        load_config(path)
 
 
 # ------------------------------------------------------------------ models

@@ -15,6 +15,7 @@ import os
 from ...errors import ConfigError
 from ...registry import resolve_type
 from .names import OpenCompassName
+from .opencompass_settings import CHAT_INFER_MODE, SPLIT
 from .servers import DEFAULT_BACKEND, backend_named, server_command
 
 
@@ -56,8 +57,8 @@ def _expect(entry, kinds, key, what):
 PROMPTS_NOTE = ("prompts: the official SciCode templates; OpenCompass's own prompt text (the `prompt` field "
                 "of its SciCode_datasets*.json) is not used, and its with-background file repeats the "
                 "without-background one (opencompass issue 1540)")
-NO_SPLIT_NOTE = ("no `split`: OpenCompass's SciCode data is the test split (65 problems, 288 scored steps), "
-                 "so split='test'; set split='validation' for the 15 problems that have gold code")
+NO_SPLIT_NOTE = (f"no `split`: OpenCompass's SciCode data is the {SPLIT} split (65 problems, 288 scored steps), "
+                 f"so split={SPLIT!r}; set split='validation' for the 15 problems that have gold code")
 TIMEOUT_NOTE = ("evaluator timeout: 1800 s per step, as the official harness; OpenCompass's evaluator allows "
                 "120 s and reports slower correct steps as failed (set eval_cfg.evaluator.timeout=120 to match it)")
 SCORING_NOTE = ("accuracy / sub_accuracy: over the whole split (test: 65 problems, 288 steps), a step without "
@@ -66,6 +67,8 @@ SCORING_NOTE = ("accuracy / sub_accuracy: over the whole split (test: 65 problem
 CHAT_NOTE = ("ChatInferencer(infer_mode='every'): the steps of a problem asked as one conversation (mode "
              "'chat'), as OpenCompass asks them; the official generator asks one request per step "
              "(GenInferencer, mode 'naive')")
+NO_MAX_OUT_LEN_NOTE = ("the inferencer sets no max_out_len: each model's own applies, as in OpenCompass (a model "
+                       "without one is asked with no limit, the server's default)")
 INFERENCER_UNUSED = ('batch_size', 'max_seq_len', 'min_out_len', 'save_every', 'stopping_criteria',
                      'generation_kwargs', 'fix_id_list')
 OPENCOMPASS_INFER_KEYS = ('ice_template', 'prompt_template', 'retriever', 'inferencer')
@@ -111,10 +114,12 @@ def _inferencer(inferencer, key, notes):
                           fix='keep type, max_out_len' + (' and infer_mode' if mode == 'chat' else ''))
     if mode == 'chat':
         infer_mode = inferencer.get('infer_mode', 'last')       # OpenCompass's default
-        if infer_mode != 'every':
+        if infer_mode != CHAT_INFER_MODE:
             raise ConfigError(f"infer_mode {infer_mode!r}: SciCode's steps are each answered in turn",
-                              key=f'{key}.infer_mode', fix="use infer_mode='every'")
+                              key=f'{key}.infer_mode', fix=f"use infer_mode={CHAT_INFER_MODE!r}")
         notes.add(CHAT_NOTE, key)
+    if inferencer.get('max_out_len') is None:
+        notes.add(NO_MAX_OUT_LEN_NOTE, key)
     return mode, inferencer.get('max_out_len')
 
 
@@ -158,7 +163,7 @@ def dataset_entry(ds, key, notes):
     kind = _expect(ds, ('dataset',), key, 'SciCodeDataset')
     out['type'] = ds['type'].target if kind else ds.get('type', 'SciCodeDataset')
     if 'split' not in ds:
-        out['split'] = 'test'
+        out['split'] = SPLIT
         notes.add(NO_SPLIT_NOTE, key)
     reader = {k: v for k, v in (ds.get('reader_cfg') or {}).items() if k not in ('input_columns', 'output_column')}
     if reader:

@@ -14,6 +14,7 @@ import builtins
 import types
 
 from ...errors import ConfigError
+from .opencompass_settings import INFERENCER_MODES
 
 # class name -> (the OpenCompass package that exports it, what it is here, the kind of entry).
 # The kind says how entries.py translates an entry of that type; a name is found under its
@@ -49,8 +50,7 @@ NAMES = {
     # nothing; the inferencer picks the generation mode.
     'PromptTemplate': ('opencompass.openicl', None, 'prompt-template'),
     'ZeroRetriever': ('opencompass.openicl', None, 'retriever'),
-    'GenInferencer': ('opencompass.openicl', 'naive', 'inferencer'),
-    'ChatInferencer': ('opencompass.openicl', 'chat', 'inferencer'),
+    **{name: ('opencompass.openicl', mode, 'inferencer') for name, mode in INFERENCER_MODES.items()},
 }
 
 # What to use instead of a name the table lacks, by OpenCompass package.

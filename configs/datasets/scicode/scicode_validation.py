@@ -1,4 +1,6 @@
-# SciCode validation split (15 problems, 50 steps), without and with background.
+# SciCode validation split (15 problems, 50 steps), without and with background: this package's
+# own default dataset file (`--datasets scicode_validation`). Its name is none of OpenCompass's:
+# `scicode_gen` and the other names OpenCompass ships mean OpenCompass's test-split configs.
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.evaluation import SciCodeEvaluator
 
