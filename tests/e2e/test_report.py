@@ -246,7 +246,7 @@ def _planted_answers(ds, planted):
 
 
 @pytest.fixture(scope='module')
-def forensics_report(tmp_path_factory):
+def forensics_report(tmp_path_factory, official_data):
     """A run's results as its eval tasks write them (real evaluations, written here), for two
     models, 'gold' and 'planted'; then its summary and report, as `-m viz` makes them."""
     from opencompass_scicode.datasets import SciCodeDataset
@@ -255,7 +255,7 @@ def forensics_report(tmp_path_factory):
     from opencompass_scicode.summarizers import SciCodeSummarizer
     from opencompass_scicode.tasks.evaluate import with_answers
     from opencompass_scicode.utils.workdir import RunDir
-    ds = SciCodeDataset(path=str(DATA), split='validation', sample_ids=['10', '29', '70'])
+    ds = SciCodeDataset(path=str(official_data), split='validation', sample_ids=['10', '29', '70'])
     targets = ensure_targets(ds)
     run_dir = RunDir(tmp_path_factory.mktemp('forensics') / 'w', '20260301_000000').create()
     for model, planted in (('gold', False), ('planted', True)):

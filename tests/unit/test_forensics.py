@@ -213,6 +213,7 @@ def test_are_dicts_close_names_the_key_that_differs(scored):
     (records, _), _ = scored
     first = records['dicts']['comparison']['difference']['first_difference']
     assert first['key'] == "'b'" and first['max_abs_diff'] == 0.5
+    assert records['dicts']['comparison']['difference']['path'] == "['b']"
 
 
 def test_later_tests_run_for_information_and_never_change_the_verdict(scored):

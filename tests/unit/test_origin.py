@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from helpers import DATA, TINY_PROBLEMS, gold_predictions, make_data_dir, statuses, tiny_dataset
+from helpers import TINY_PROBLEMS, gold_predictions, make_data_dir, statuses, tiny_dataset
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.evaluation import SciCodeEvaluator
@@ -44,8 +44,8 @@ CHECKED_AS_IT_IS = {'kind': 'own', 'checked': "the earlier steps' code is the go
 
 
 @pytest.fixture(scope='module')
-def planted():
-    ds = SciCodeDataset(path=str(DATA), split='validation', sample_ids=['10', '70'])
+def planted(official_data):
+    ds = SciCodeDataset(path=str(official_data), split='validation', sample_ids=['10', '70'])
     result = SciCodeEvaluator(timeout=120, max_workers=2).evaluate(ds, _answers(ds, BUGS), ensure_targets(ds))
     return {s['step_id']: s for p in result['problems'] for s in p['steps']}, result
 
