@@ -14,7 +14,6 @@ failed step whose earlier code is the gold code already needs none), what the re
 otherwise). These machines are shared: say so beside the figures.
 """
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -23,11 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.stepsets import predictions, private_timings  # noqa: E402
-from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
+from benchmarks.stepsets import add_arguments, predictions, validation  # noqa: E402
 from opencompass_scicode.evaluation import SciCodeEvaluator  # noqa: E402
-from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S  # noqa: E402
-from opencompass_scicode.evaluation.regenerate import ensure_targets  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
 
@@ -42,15 +38,10 @@ def _scored(dataset, preds, targets, workers, timeout, check):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--sets', default='real,stub')
+    add_arguments(parser, 'real,stub')
     parser.add_argument('--repeat', type=int, default=3)
-    parser.add_argument('--workers', type=int, default=os.cpu_count() or 2)
-    parser.add_argument('--timeout', type=float, default=STEP_TIMEOUT_S)
-    parser.add_argument('--data', default=str(ROOT / 'data' / 'scicode'))
     args = parser.parse_args(argv)
-    dataset = SciCodeDataset(path=args.data, split='validation')
-    targets = ensure_targets(dataset)
-    private_timings(dataset)
+    dataset, targets = validation(args)
     rows, same = [], True
     for kind in args.sets.split(','):
         preds = predictions(dataset, kind)

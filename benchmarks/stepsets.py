@@ -73,6 +73,25 @@ def predictions(dataset, kind, long_steps=None):
     return preds
 
 
+def add_arguments(parser, sets):
+    """The flags every benchmark over these sets takes: which sets, workers, step timeout, data."""
+    from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S
+    parser.add_argument('--sets', default=sets)
+    parser.add_argument('--workers', type=int, default=os.cpu_count() or 2)
+    parser.add_argument('--timeout', type=float, default=STEP_TIMEOUT_S)
+    parser.add_argument('--data', default=str(Path(__file__).resolve().parent.parent / 'data' / 'scicode'))
+
+
+def validation(args):
+    """(the validation split, its targets) of `--data`, planning on a private copy of the timings."""
+    from opencompass_scicode.datasets import SciCodeDataset
+    from opencompass_scicode.evaluation.regenerate import ensure_targets
+    dataset = SciCodeDataset(path=args.data, split='validation')
+    targets = ensure_targets(dataset)
+    private_timings(dataset)
+    return dataset, targets
+
+
 def private_timings(dataset):
     """Plan with the step timings this machine remembers, on a copy: the made-up programs' own
     timings (a 40 s step 1.1, say) must not stay behind for real runs. Removed at exit."""

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from helpers import DATA, config_file, only_run, run_cli
+from helpers import DATA, config_file, gold_predictions, only_run, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -228,21 +228,16 @@ PLANTED = {'10.2': ('xyz @ latvec', '(xyz + 1) @ latvec'),
 HANGS = 'def _settle(v):\n    while True:\n        pass\n\ndef normalize(v):\n    return _settle(v)\n'
 
 
-def _planted_answers(ds, planted):
-    from opencompass_scicode.inference.extract import extract_code
-    preds = {}
-    for problem in ds.problems:
-        for s in problem.scored_steps:
-            code = s.ground_truth_code
-            if s.step_id == '10.11':
-                code = s.function_header + '\n    return 0.0'
-            elif planted and s.step_id == '29.1':
-                code = HANGS
-            elif planted and s.step_id in PLANTED:
-                code = code.replace(*PLANTED[s.step_id])
-            preds[s.step_id] = {'step_id': s.step_id, 'program': None, 'error': None,
-                                'code': extract_code(f'```python\n{code}\n```')}
-    return preds
+def _planted(step, code):
+    if step.step_id == '10.11':
+        return step.function_header + '\n    return 0.0'
+    if step.step_id == '29.1':
+        return HANGS
+    return code.replace(*PLANTED[step.step_id]) if step.step_id in PLANTED else code
+
+
+def _stubbed(step, code):
+    return step.function_header + '\n    return 0.0' if step.step_id == '10.11' else code
 
 
 @pytest.fixture(scope='module')
@@ -258,9 +253,9 @@ def forensics_report(tmp_path_factory, official_data):
     ds = SciCodeDataset(path=str(official_data), split='validation', sample_ids=['10', '29', '70'])
     targets = ensure_targets(ds)
     run_dir = RunDir(tmp_path_factory.mktemp('forensics') / 'w', '20260301_000000').create()
-    for model, planted in (('gold', False), ('planted', True)):
+    for model, edit in (('gold', _stubbed), ('planted', _planted)):
         evaluator = SciCodeEvaluator(timeout=5, max_workers=2)
-        preds = _planted_answers(ds, planted)
+        preds = gold_predictions(ds, edit=edit)
         scores = evaluator.evaluate(ds, preds, targets)
         results = {'model': model, 'dataset': 'val', 'split': 'validation', 'with_bg': False,
                    'targets': targets.kind, **{k: v for k, v in scores.items() if k != 'problems'},

@@ -4,8 +4,8 @@ Problems 10 and 70 with the gold code except three planted bugs: 10.2 (get_latti
 later steps of problem 10), 10.7 (select_big_weights: the weights 1% off, a tuple compared with
 cmp_tuple_or_list) and 70.6 (psi_m: a list compared with cmp_tuple_or_list), and a stub for 10.11.
 The later steps that call the wrong 10.2 or 70.6 say their failure is inherited from it; the
-three and the stub say theirs is their own. Then the option's edges on the small hand-made problems: off, on without gold code, and
-a user's reference file for a split without it.
+three and the stub say theirs is their own. Then the option's edges on the small hand-made
+problems: off, on without gold code, and a user's reference file for a split without it.
 """
 import json
 
@@ -16,7 +16,6 @@ from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.evaluation import SciCodeEvaluator
 from opencompass_scicode.evaluation.regenerate import ensure_targets
-from opencompass_scicode.inference.extract import extract_code
 
 BUGS = {'10.2': ('xyz @ latvec', '(xyz + 1) @ latvec'),
         '10.7': ('gweights = gweights_all[mask_weight]', 'gweights = gweights_all[mask_weight] * 1.01'),
@@ -24,20 +23,14 @@ BUGS = {'10.2': ('xyz @ latvec', '(xyz + 1) @ latvec'),
 STUBBED = {'10.11'}     # its gold code takes 10-20 s: a stub fails at once, on any earlier code
 
 
-def _answers(dataset, bugs):
-    preds = {}
-    for problem in dataset.problems:
-        for s in problem.scored_steps:
-            code = s.ground_truth_code
-            if s.step_id in STUBBED:
-                code = s.function_header + '\n    return 0.0'
-            elif s.step_id in bugs:
-                before, after = bugs[s.step_id]
-                assert before in code, s.step_id
-                code = code.replace(before, after)
-            preds[s.step_id] = {'step_id': s.step_id, 'program': None, 'error': None,
-                                'code': extract_code(f'```python\n{code}\n```')}
-    return preds
+def _planted(step, code):
+    if step.step_id in STUBBED:
+        return step.function_header + '\n    return 0.0'
+    if step.step_id in BUGS:
+        before, after = BUGS[step.step_id]
+        assert before in code, step.step_id
+        return code.replace(before, after)
+    return code
 
 
 CHECKED_AS_IT_IS = {'kind': 'own', 'checked': "the earlier steps' code is the gold code already"}
@@ -46,7 +39,8 @@ CHECKED_AS_IT_IS = {'kind': 'own', 'checked': "the earlier steps' code is the go
 @pytest.fixture(scope='module')
 def planted(official_data):
     ds = SciCodeDataset(path=str(official_data), split='validation', sample_ids=['10', '70'])
-    result = SciCodeEvaluator(timeout=120, max_workers=2).evaluate(ds, _answers(ds, BUGS), ensure_targets(ds))
+    result = SciCodeEvaluator(timeout=120, max_workers=2).evaluate(ds, gold_predictions(ds, edit=_planted),
+                                                                   ensure_targets(ds))
     return {s['step_id']: s for p in result['problems'] for s in p['steps']}, result
 
 
