@@ -15,13 +15,13 @@ from pathlib import Path
 from rich.console import Console
 from tabulate import tabulate
 
-from .config import fill_abbrs, validate_config
+from .config import fill_abbrs, fill_protocols, validate_config
 from .config.from_agentcompass.command_line import add_arguments as add_agentcompass_arguments
 from .config.from_agentcompass.command_line import config_from_run_args
 from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
 from .errors import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, ConfigError, NoSpaceError,
                      UserFacingError, out_of_space)
-from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, run_plan
+from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, regrade, run_plan
 from .registry import to_plain
 from .utils.secrets import redact_config
 
@@ -64,6 +64,32 @@ def _compare(argv, prog):
     return run_compare(argv, prog or argparse.ArgumentParser().prog)
 
 
+def regrade_parser(prog):
+    """`regrade RUN_DIR [--protocol NAME] [scoring knobs]`: score a finished run's answers again."""
+    from .config.regrade import PROTOCOL_NAMES
+    p = argparse.ArgumentParser(prog=f'{prog} regrade',
+                                description='Score a finished run\'s predictions again, under another protocol or '
+                                            'with other scoring knobs, into RUN_DIR/regrades/<label>/; no model is '
+                                            'asked anything (docs/protocols.md).')
+    p.add_argument('run_dir', help='the run directory (<work_dir>/<timestamp>)')
+    p.add_argument('--protocol', help=f'score under this protocol: {", ".join(PROTOCOL_NAMES)}')
+    p.add_argument('--scoring-only', action='store_true',
+                   help='a protocol whose answers differ (prompt form, background, generation settings): score '
+                        'these answers with its scoring knobs anyway; the record names the difference')
+    p.add_argument('--timeout', type=float, help='seconds per step program')
+    p.add_argument('--memory-limit-mb', type=int, dest='memory_limit_mb', help='address space per step program')
+    p.add_argument('--environments', help='scoring environments, comma-separated, e.g. 2024,current')
+    p.add_argument('--environment-rule', dest='environment_rule', help="any, all, or one environment's name")
+    p.add_argument('--extraction', help='code extraction rule: official, opencompass, inspect_evals')
+    p.add_argument('--prefilled-steps', dest='prefilled_steps', help='skipped, failed or scored')
+    p.add_argument('--simps-shim', dest='simps_shim', choices=('on', 'off'), help='the scipy.integrate.simps shim')
+    p.add_argument('--debug', action='store_true', help='run tasks in this process, one by one')
+    p.add_argument('--max-num-workers', type=int, help='tasks in flight at once')
+    p.add_argument('--no-download', action='store_true',
+                   help='never fetch or build what is missing (targets, a scoring environment)')
+    return p
+
+
 def make_parser(agentcompass=False, prog=None):
     """The parser of AgentCompass's command line (`run scicode ...`, after `run`), or of the
     others: a config file and/or OpenCompass's flags."""
@@ -85,14 +111,19 @@ def make_parser(agentcompass=False, prog=None):
 
 def parse_args(argv, prog=None):
     """`prog` None: the name this was started by (`run.py`, `opencompass-scicode`). A command line
-    starting with `run` is AgentCompass's (`run scicode scicode_tool_use MODEL ...`)."""
+    starting with `run` is AgentCompass's (`run scicode scicode_tool_use MODEL ...`), one starting
+    with `regrade` scores a finished run again."""
     agentcompass = bool(argv) and argv[0] == 'run'
     prog = prog or argparse.ArgumentParser().prog
+    if argv and argv[0] == 'regrade':
+        args = regrade_parser(prog).parse_args(argv[1:])
+        args.regrade, args.agentcompass = True, False
+        return args
     p = make_parser(agentcompass, prog)
     if agentcompass:
         argv = argv[1:]
     args = p.parse_args(argv)
-    args.agentcompass = agentcompass
+    args.agentcompass, args.regrade = agentcompass, False
     if agentcompass:
         args.config, args.prepare_data = None, False
     args.command = f'python {prog}' if prog.endswith('.py') else prog
@@ -176,7 +207,19 @@ def _note(text):
     console.print(f'[cyan]note:[/] {text}', highlight=False, soft_wrap=True)
 
 
+def _regrade(args):
+    from .config.regrade import flag_values
+    options = LaunchOptions(debug=args.debug, max_num_workers=args.max_num_workers, download=not args.no_download)
+    outcome = regrade(args.run_dir, args.protocol, flag_values(args), args.scoring_only, options,
+                      say=console.print, warn=lambda text: console.print(f'[yellow]{text}'), note=_note)
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
 def _main(args):
+    if args.regrade:
+        return _regrade(args)
     # AgentCompass's `run scicode ...`, else a config file and/or OpenCompass's --datasets/--models/--hf-path
     loaded = config_from_run_args(args) if args.agentcompass else config_from_args(args)
     if loaded is None:
@@ -188,6 +231,7 @@ def _main(args):
     cfg, source, notes = loaded
     for note in notes:
         _note(note)
+    fill_protocols(cfg, file=source)
     for note in validate_config(cfg, file=source):
         _note(note)
     fill_abbrs(cfg)

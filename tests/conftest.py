@@ -30,6 +30,17 @@ def official_data():
     return prepare_data(ROOT / 'data' / 'scicode')
 
 
+@pytest.fixture(scope='session')
+def environment_2024(official_data):
+    """The '2024' scoring environment (NumPy 1.26, SciPy 1.13), built once into data/scicode/cache/
+    from the package index (.ci/run prepares it); skipped where it cannot be built (offline)."""
+    from opencompass_scicode.environments import EnvironmentMissing, ensure
+    try:
+        return ensure('2024', official_data, say=lambda text: None)
+    except EnvironmentMissing as exc:
+        pytest.skip(f'the 2024 scoring environment cannot be built here: {exc}')
+
+
 @pytest.fixture
 def tiny_data(tmp_path):
     from helpers import make_data_dir, TINY_PROBLEMS

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Optional, Union
 
 from ..errors import ConfigError, DataError
+from ..protocols import DEFAULT as DEFAULT_PROTOCOL
+from ..protocols import check_name as check_protocol
 from . import verified
 from .chain import PREFILLED_MODES
 from .files import DEFAULT_DATA_DIR, prepare_data, sha256_of
@@ -118,12 +120,14 @@ class SciCodeDataset:
     targets_sha256: Optional[str] = None                     # what they must hash to (default: the mode's file)
     problems_url: Optional[Union[str, list, tuple]] = None   # targets='verified': where corrected problems come from
     problems_sha256: Optional[str] = None                    # what they must hash to (default: the published file)
+    protocol: str = DEFAULT_PROTOCOL     # how its numbers are made (protocols/); its knobs are filled in by config/
     _problems: list = field(default=None, init=False, repr=False)
     _checked: bool = field(default=False, init=False, repr=False)
     _files_dir: Optional[Path] = field(default=None, init=False, repr=False)
     _prefilled: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self):
+        check_protocol(self.protocol)
         if self.split not in SPLITS:
             raise ConfigError(f'unknown split {self.split!r}', key='split',
                               fix=f'use one of {", ".join(map(repr, SPLITS))}')

@@ -12,6 +12,7 @@ import json
 import queue
 import threading
 
+from ..environments import CURRENT
 from ..pool.timings import StepDurations, durations_path
 from ..targets.locate import load_targets
 from .sharing import SharedVerdicts, verdicts_dir
@@ -27,6 +28,10 @@ class EagerEvaluator:
         self.by_abbr = {}
         self.pools = {}
         for part, evaluator in parts_and_evaluators:
+            if CURRENT not in evaluator.environments:
+                # early verdicts are this interpreter's; the eval task scores the other environments
+                log(f'{part.dataset.abbr}: no early evaluation (scored in {", ".join(evaluator.environments)})')
+                continue
             try:
                 # Targets not ready (regeneration pending) raise: that dataset is left to eval.
                 targets = load_targets(part.dataset)

@@ -7,9 +7,11 @@ records into metrics (metrics.py).
 import dataclasses
 import os
 import queue
-from typing import Optional
+import threading
+from typing import Optional, Union
 
-from ..datasets.chain import PREFILLED_MODES, code_chain
+from ..datasets.chain import PREFILLED_MODES, code_chain, prefilled_code
+from ..environments import CURRENT, check_names, ensure
 from ..errors import ConfigError
 from ..pool import StepPool, Submission
 from ..pool.machine import MachinePool
@@ -20,6 +22,7 @@ from ..sandbox.executor import EXECUTORS, Limits, StepJob
 from ..targets.reader import StepTargets
 from ..utils.checks import check_number
 from ..utils.parallel import PARALLEL_ENV
+from .environments import check_rule, combine
 from .metrics import score
 from .origin import OriginCheck, read_reference, said
 from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
@@ -29,6 +32,7 @@ from .verdict import record_for
 
 # The official harness gives each step program 1800 s.
 STEP_TIMEOUT_S = 1800
+PREFILLED_STEPS = ('skipped', 'failed', 'scored')
 
 
 def dependency_modules(dependencies):
@@ -60,6 +64,12 @@ class SciCodeEvaluator:
         remaining tests for information (sandbox/forensics.py); verdicts are the same either way.
     later_tests_s: at most this many seconds for those remaining tests (and never longer than the
         step took until its verdict); 0 runs none.
+    prefilled_steps: the prefilled steps 13.6, 62.1, 76.3 in the counts: 'skipped' (official), 'failed'
+        (counted, never passed: the official inspect_ai task) or 'scored' (their given code run as a
+        step: inspect_evals, where the model writes them).
+    environments: the scoring environments each step runs in (environments/: 'current' is this
+        interpreter; another is built once into the data cache); environment_rule: how their
+        verdicts make the step's: 'any', 'all' or one environment's name (evaluation/environments.py).
     inherited_check: run a failed step once more with the gold code of its earlier steps in place
         of the model's, and say in its record whether it then passes (inherited from an earlier
         step) or not (its own bug); see origin.py. None (default): where gold code exists (the
@@ -67,6 +77,7 @@ class SciCodeEvaluator:
         False: never. One extra step run per failed step; verdicts are the same either way.
     reference_code: a JSON file {step id: code}, the gold code of steps the split has none for
         (or to use instead of it), for inherited_check.
+    A dataset's protocol (protocols/) fills in those its entry leaves out.
     """
 
     def __init__(self, timeout: float = STEP_TIMEOUT_S, max_workers: Optional[int] = None,
@@ -75,8 +86,9 @@ class SciCodeEvaluator:
                  memory_limit_mb: Optional[int] = 8192, max_processes: Optional[int] = 64,
                  max_file_mb: Optional[int] = 1024, isolate_network: bool = True,
                  restrict_files: bool = True, drop_privileges: bool = True, forensics: bool = True,
-                 later_tests_s: float = 10.0, inherited_check: Optional[bool] = None,
-                 reference_code: Optional[str] = None):
+                 later_tests_s: float = 10.0, prefilled_steps: str = 'skipped',
+                 environments: Union[list, tuple] = (CURRENT,), environment_rule: str = 'any',
+                 inherited_check: Optional[bool] = None, reference_code: Optional[str] = None):
         check_number('timeout', timeout, above=0, example=STEP_TIMEOUT_S)
         for name, value, example in (('max_workers', max_workers, 2), ('max_output_bytes', max_output_bytes, 65536),
                                      ('memory_limit_mb', memory_limit_mb, 8192), ('max_processes', max_processes, 64),
@@ -89,6 +101,12 @@ class SciCodeEvaluator:
         if executor not in EXECUTORS:
             raise ConfigError(f'unknown executor {executor!r}', key='executor',
                               fix=f'use one of {", ".join(map(repr, EXECUTORS))}')
+        if prefilled_steps not in PREFILLED_STEPS:
+            raise ConfigError(f'unknown prefilled_steps {prefilled_steps!r}', key='prefilled_steps',
+                              fix=f'use one of {", ".join(map(repr, PREFILLED_STEPS))}')
+        self.prefilled_steps = prefilled_steps
+        self.environments = check_names(environments)
+        self.environment_rule = check_rule(environment_rule, self.environments)
         self.own_workers = max_workers is not None
         self.max_workers = max_workers or default_workers()
         self.prefilled_mode = prefilled_mode
@@ -107,12 +125,23 @@ class SciCodeEvaluator:
         self.reference_code = str(reference_code) if reference_code is not None else None
         self.reference = read_reference(reference_code) if reference_code is not None else None
         self.protections = {}
+        self.scored_with = {}       # environment -> versions of python and the libraries, once evaluated
 
     def settings(self):
         return {'executor': self.executor_name, 'max_workers': self.max_workers,
                 'prefilled_mode': self.prefilled_mode, 'simps_shim': self.simps_shim,
-                **self.verdict_settings(), **self.forensics_settings(),
+                **self.verdict_settings(), **self.forensics_settings(), **self.counting_settings(),
                 'inherited_check': self.inherited_check, 'reference_code': self.reference_code}
+
+    def counting_settings(self):
+        """Settings that change which verdicts count and how, beside the official ones (left out
+        where official, so that results of earlier runs stay current)."""
+        out = {}
+        if self.prefilled_steps != 'skipped':
+            out['prefilled_steps'] = self.prefilled_steps
+        if self.environments != [CURRENT]:
+            out.update(environments=self.environments, environment_rule=self.environment_rule)
+        return out
 
     def forensics_settings(self):
         """Settings that change what a failed step's record tells, never its verdict."""
@@ -120,7 +149,9 @@ class SciCodeEvaluator:
 
     def identity(self):
         """The settings a stored result must match to be reused."""
-        return {'prefilled_mode': self.prefilled_mode, **self.verdict_settings()}
+        official = {'prefilled_steps': None, 'environments': None, 'environment_rule': None}
+        return {'prefilled_mode': self.prefilled_mode, **self.verdict_settings(), **official,
+                **self.counting_settings()}
 
     def verdict_settings(self):
         """Settings that can change a verdict (part of the key for sharing verdicts)."""
@@ -164,7 +195,11 @@ class SciCodeEvaluator:
             codes = {sid: (predictions.get(record_key(sid, sample)) or {}).get('code')
                      for sid in (s.step_id for p in dataset.problems for s in p.steps)}
             for problem in dataset.problems:
-                for step in problem.scored_steps:
+                for step in problem.steps:
+                    if step.prefilled:
+                        if self.prefilled_steps == 'scored':
+                            jobs[step.step_id, sample] = self._given_job(problem, step, codes, dataset, targets)
+                        continue
                     pred = predictions.get(record_key(step.step_id, sample))
                     if pred is None:
                         cannot_run(step, 'parse_error', 'no prediction for this step', 'no_code')
@@ -187,6 +222,15 @@ class SciCodeEvaluator:
                         jobs[step.step_id, sample] = self._job(problem, step, program, targets)
         return jobs, records
 
+    def _given_job(self, problem, step, codes, dataset, targets):
+        """A prefilled step scored as a step (prefilled_steps='scored'): its given code after the
+        chain before it, run as any step's program (these steps have no tests: it passes if it runs)."""
+        mode = dataset.prefilled_mode
+        prior = code_chain(problem, step.index, codes, dataset.prefilled_file, mode)
+        given = prefilled_code(step, dataset.prefilled_file(step.step_id), mode) or ''
+        program = code_prefix(problem.dependencies, [c or '' for c in prior], given)
+        return self._job(problem, step, program, targets)
+
     def _job(self, problem, step, program, targets):
         tests = list(step.test_cases)
         return StepJob(step_id=step.step_id, program=program, tests=tests,
@@ -201,18 +245,22 @@ class SciCodeEvaluator:
         """The simps shim, where the step uses simps (the official-style program text gets the same)."""
         return SIMPS_SHIM if self.simps_shim and needs_simps_shim(program, *tests) else ''
 
-    def make_executor(self):
-        return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers)
+    def make_executor(self, python=None):
+        """Workers of this evaluator's settings (`python`: the interpreter of a scoring environment)."""
+        return EXECUTORS[self.executor_name](self.limits, workers=self.max_workers, python=python)
 
     # ------------------------------------------------------------ running
-    def submissions(self, jobs, targets_path, durations, done, n=1, verdicts=None):
+    def submissions(self, jobs, targets_path, durations, done, n=1, verdicts=None, environment=CURRENT):
         """What the step pool needs of each job ({(step_id, sample): job}); `done(record)` is
         called with its verdict (which names its sample when n > 1). `verdicts`: the verdicts
-        shared with the run's other tasks (the pool's claims), where each new one is kept."""
+        shared with the run's other tasks (the pool's claims), where each new one is kept.
+        `environment`: the scoring environment's name (its verdicts are its own)."""
         identity = targets_identity(targets_path)
         verdicts = verdicts if verdicts is not None else LocalVerdicts()
         # a record is shared only with tasks that would write the same record
         settings = {**self.verdict_settings(), **self.forensics_settings()}
+        if environment != CURRENT:
+            settings['environment'] = environment
         out = []
         for (sid, sample), job in jobs.items():
             key = program_key(job, identity, settings)
@@ -227,23 +275,37 @@ class SciCodeEvaluator:
         new Python per step."""
         return self.executor_name == 'forkserver' and not self.own_workers
 
-    def pool(self, verdicts=None, durations=None, run_root=None):
+    def pool(self, verdicts=None, durations=None, run_root=None, environment=None):
         """Where the steps run (started on first use): with `run_root`, the run's pool on this
         machine where the settings allow it; else a pool of `max_workers` workers of its own.
-        `verdicts`: those already known (not run again), and where each new one is kept."""
+        `verdicts`: those already known (not run again), and where each new one is kept.
+        `environment` (environments.Environment): a scoring environment other than this
+        interpreter gets a pool of its own, whose workers run its interpreter."""
         verdicts = verdicts if verdicts is not None else LocalVerdicts()
+        if environment is not None and not environment.is_current:
+            return StepPool(lambda: self.make_executor(environment.python), verdicts, durations)
         if run_root is not None and self.shares_machine_pool:
             return MachinePool(run_root, durations, verdicts)
         return StepPool(self.make_executor, verdicts, durations)
 
+    @property
+    def current_only(self):
+        """Scored in this interpreter alone (early evaluation in the inference task scores those)."""
+        return self.environments == [CURRENT]
+
+    def ready_environments(self, data_dir, say=print):
+        """The Environment of each name in `environments`, built first where needed (environments/)."""
+        return [ensure(name, data_dir, say=say) for name in self.environments]
+
     def run_jobs(self, jobs, targets_path, on_step=None, verdicts=None, durations=None, n=1, run_root=None,
-                 origins=None):
+                 environment=None, origins=None):
         """Run jobs in the order the pool plans; (step_id, sample) -> StepRecord.
 
         A program another task of the run has already run (or is running) is not
-        run again: its verdict is shared. `origins` (an OriginCheck): each failed step is run
-        once more with the gold code of its earlier steps, in the same pool as soon as its
-        verdict is in, and its record then says whether its failure is inherited or its own.
+        run again: its verdict is shared. `environment`: the scoring environment to run them in
+        (default: this interpreter). `origins` (an OriginCheck): each failed step is run once
+        more with the gold code of its earlier steps, in the same pool as soon as its verdict is
+        in (what the rerun says is kept in `origins`).
         """
         records = {}
         pending = queue.Queue()           # verdicts to look at for a rerun, handed from the pool's threads
@@ -257,12 +319,14 @@ class SciCodeEvaluator:
 
         durations = durations or StepDurations(None)
         verdicts = verdicts if verdicts is not None else LocalVerdicts()
-        pool = self.pool(verdicts, durations, run_root)
+        pool = self.pool(verdicts, durations, run_root, environment)
+        name = environment.name if environment is not None else CURRENT
         try:
-            pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts))
+            pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts, name))
             if origins is not None:
                 _rerun_failed(pool, origins, pending, len(jobs),
-                              lambda rerun, to: self.submissions(rerun, targets_path, durations, to, n, verdicts))
+                              lambda rerun, to: self.submissions(rerun, targets_path, durations, to, n, verdicts,
+                                                                 name))
         finally:
             pool.close()
         self.protections = self.protections or pool.protections
@@ -283,11 +347,71 @@ class SciCodeEvaluator:
                                                          'or leave inherited_check unset')
         return None
 
-    def evaluate(self, dataset, predictions, targets, on_step=None, run_root=None, n=1, ks=(), known=None):
+    def rerun_failed_in_environments(self, origins, records, targets_path, environments, verdicts=None,
+                                     durations=None, n=1, run_root=None):
+        """The inherited-or-own reruns after the steps were scored in several environments: each
+        rerun is scored as the step was (in every environment, combined by the rule)."""
+        reruns = {}
+        for key, record in records.items():
+            plan = origins.plan(record, key[1])
+            if plan is not None and plan[0] == 'own':
+                origins.found[key] = plan
+            elif plan is not None:
+                reruns[key] = plan[1]
+        if reruns:
+            found = self.run_in_environments(reruns, targets_path, environments, None, verdicts, durations, n,
+                                             run_root)
+            origins.found.update({key: ('rerun', record) for key, record in found.items()})
+
+    def run_in_environments(self, jobs, targets_path, environments, on_step=None, verdicts=None, durations=None,
+                            n=1, run_root=None):
+        """run_jobs in every environment at once (each its own pool; the machine's CPU slots bound
+        them together); each step's record is their verdicts combined by environment_rule, handed
+        to `on_step` once every environment has given its verdict."""
+        if [e.name for e in environments] == [CURRENT]:
+            return self.run_jobs(jobs, targets_path, on_step, verdicts, durations, n, run_root)
+        per_env = {env.name: {} for env in environments}
+        lock = threading.Lock()
+
+        def arrived(name):
+            def done(record):
+                key = record.step_id, record.sample or 0
+                with lock:
+                    per_env[name][key] = record
+                    complete = all(key in got for got in per_env.values())
+                if complete and on_step:
+                    on_step(combine({n: per_env[n][key] for n in per_env}, self.environment_rule))
+            return done
+
+        errors = []
+
+        def work(env):
+            try:
+                self.run_jobs(jobs, targets_path, arrived(env.name), verdicts, durations, n, run_root, env)
+            except BaseException as exc:     # raised again below, in the caller's thread
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(env,), name=f'environment-{env.name}')
+                   for env in environments]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+        return {key: combine({n: per_env[n][key] for n in per_env}, self.environment_rule)
+                for key in per_env[environments[0].name]}
+
+    def evaluate(self, dataset, predictions, targets, on_step=None, run_root=None, n=1, ks=(), known=None,
+                 environments=None):
         """Per-step records and metrics for one model on one dataset (`n` samples per problem;
         `ks`: pass@k for these k besides 1 and n; `known`: (step_id, sample) -> StepRecord already
         decided, e.g. by the shards of this evaluation, not run again). `run_root`: the run this
-        is part of: its verdicts are shared, its steps run in the run's pool on this machine."""
+        is part of: its verdicts are shared, its steps run in the run's pool on this machine.
+        `environments`: the Environments to score in (default: those named, made ready here);
+        their versions are kept in `scored_with`."""
+        environments = environments or self.ready_environments(dataset.data_dir)
+        self.scored_with = {env.name: env.versions for env in environments}
         jobs, records = self.jobs(dataset, predictions, targets, n)
         known = known or {}
         jobs = {key: job for key, job in jobs.items() if key not in known}
@@ -298,15 +422,25 @@ class SciCodeEvaluator:
         shared = SharedVerdicts(verdicts_dir(run_root)) if run_root else None
         durations = StepDurations(durations_path(dataset.data_dir))
         origins = self.origin_check(dataset, predictions, targets)
-        records.update(self.run_jobs(jobs, targets.path, on_step, shared or LocalVerdicts(), durations, n,
-                                     run_root, origins))
+        verdicts = shared or LocalVerdicts()
+        if origins is not None and [env.name for env in environments] == [CURRENT]:
+            # the reruns go to the same pool as soon as a verdict is in
+            records.update(self.run_jobs(jobs, targets.path, on_step, verdicts, durations, n, run_root,
+                                         origins=origins))
+        else:
+            scored = self.run_in_environments(jobs, targets.path, environments, on_step, verdicts, durations, n,
+                                              run_root)
+            records.update(scored)
+            if origins is not None:
+                self.rerun_failed_in_environments(origins, scored, targets.path, environments, verdicts, durations,
+                                                  n, run_root)
         if shared is not None:
             # Every step may have been run by another task: report its sandbox.
             if self.protections:
                 shared.put_meta('protections', self.protections)
             else:
                 self.protections = shared.get_meta('protections') or {}
-        out = score(dataset.problems, origins.annotate(records) if origins else records, n, ks)
+        out = score(dataset.problems, origins.annotate(records) if origins else records, n, ks, self.prefilled_steps)
         if origins is not None:
             out['origins'] = origins.counts()
         return out

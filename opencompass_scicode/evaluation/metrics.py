@@ -39,11 +39,13 @@ def _pass_at(per_problem, n, ks):
                            for k in ks}}
 
 
-def score(problems, records, n=1, ks=()):
+def score(problems, records, n=1, ks=(), prefilled_steps='skipped'):
     """`records` maps (step_id, sample) -> StepRecord; `n` samples per problem. Returns the
     metric part of a results file. With n > 1, `problems` holds one entry per problem and sample,
     the counts run over (problem, sample) pairs, so the rates are the means over samples, and
-    pass_at_k is added for k = 1, n and `ks`."""
+    pass_at_k is added for k = 1, n and `ks`. `prefilled_steps` (a protocol knob): the prefilled
+    steps are 'skipped' (official: out of numerator and denominator), 'failed' (counted, never
+    passed) or 'scored' (their records, from `records`, count as any step's)."""
     per_problem, categories = [], {}
     solved = correct_steps = scored_steps = near_misses = 0
     for problem in problems:
@@ -51,10 +53,13 @@ def score(problems, records, n=1, ks=()):
             mark = sample if n > 1 else None
             steps, correct, total = [], 0, 0
             for step in problem.steps:
-                if step.prefilled:
+                if step.prefilled and prefilled_steps == 'skipped':
                     steps.append(StepRecord.skipped(step.step_id, mark).to_dict())
                     continue
-                record = records.get((step.step_id, sample)) or StepRecord.missing(step.step_id, mark)
+                if step.prefilled and prefilled_steps == 'failed':
+                    record = StepRecord.prefilled_failed(step.step_id, mark)
+                else:
+                    record = records.get((step.step_id, sample)) or StepRecord.missing(step.step_id, mark)
                 if record.sample != mark:
                     record = replace(record, sample=mark)
                 steps.append(record.to_dict())

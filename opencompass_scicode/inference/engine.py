@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..errors import UserFacingError
-from ..models.base import ANSWER_LIMIT
+from ..models.base import ANSWER_LIMIT, ANSWER_TEMPERATURE
 from ..predictions import record_key
 from ..utils.fingerprint import fingerprint
 from ..datasets.chain import code_chain
 from ..prompts import build_chat_prompt, build_prompt
-from .extract import extract_code
+from .extract import extractor
 from .modes import CHAT_EARLIER_STEPS, CHAT_GIVEN_STEPS, GENERATORS
 from .settings import InferConfig
 
@@ -37,8 +37,13 @@ class InferStats:
 
 def infer_settings(model, dataset, infer_cfg):
     """Everything that determines the answers; a change makes old predictions stale."""
-    infer = InferConfig.of(infer_cfg).settings()
-    settings = {'model': model.settings(), 'mode': infer.pop('mode'), 'max_out_len': infer.pop('max_out_len'),
+    config = InferConfig.of(infer_cfg)
+    infer = config.settings()
+    own = model.settings()
+    if 'temperature' in own and own['temperature'] is None:
+        # the temperature it is asked with: the dataset's (its protocol's), as the request sends it
+        own['temperature'] = config.temperature
+    settings = {'model': own, 'mode': infer.pop('mode'), 'max_out_len': infer.pop('max_out_len'),
                 'prefilled_mode': dataset.prefilled_mode, 'with_bg': dataset.with_bg, 'split': dataset.split}
     settings.update(infer)
     return settings
@@ -125,6 +130,7 @@ class Inferencer:
 
     async def _run_problem(self, part, problem, existing, sample=0):
         ANSWER_LIMIT.set(part.infer_cfg.max_out_len)       # this task's own context (models/base.py)
+        ANSWER_TEMPERATURE.set(part.infer_cfg.temperature)
         codes, state = {}, {'code_runner': self.code_runner, 'sample': sample}
         for step in problem.steps:
             if step.prefilled:
@@ -179,7 +185,8 @@ class Inferencer:
             out = {'response': None, 'error': self.model.redact(f'{type(exc).__name__}: {exc}'),
                    'finish_reason': None, 'reasoning': None, 'usage': {}}
         response = out.get('response')
-        code = None if out.get('error') or response is None else extract_code(response)
+        extract = extractor(part.infer_cfg.extraction)
+        code = None if out.get('error') or response is None else extract(response)
         record = dict(base, prompt=prompt, response=response, code=code, program=out.get('program'),
                       error=out.get('error'), finish_reason=out.get('finish_reason'),
                       truncated=out.get('finish_reason') == 'length',

@@ -85,7 +85,10 @@ def check_mode(model, dataset_cfg, key):
         raise ConfigError(f'mode {infer.mode!r} needs a chat model; {type(model).__name__} '
                           f'({model.abbr!r}) only answers single prompts', key=f'{key}.mode',
                           fix="use mode='naive' with this model, or an OpenAIChatModel")
-    if infer.n > 1 and getattr(model, 'temperature', None) == 0:
+    temperature = getattr(model, 'temperature', 'none of its own')
+    if temperature is None:          # the dataset's (its protocol's) applies
+        temperature = infer.temperature
+    if infer.n > 1 and temperature == 0:
         raise ConfigError(f'n={infer.n} samples of model {model.abbr!r} at temperature 0 would be the '
                           f'same answer {infer.n} times', key=f'{key}.n',
                           fix='give the model a temperature above 0 (e.g. 0.8), or leave n at 1')

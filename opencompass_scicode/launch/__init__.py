@@ -5,5 +5,7 @@ happens in between is here, in the planning layer, with the partitioners and run
 """
 from .execute import Outcome, run_plan
 from .plan import RUN_MODES, LaunchOptions, RunPlan, plan_run, prepare_data_dirs
+from .regrade import regrade
 
-__all__ = ['RUN_MODES', 'LaunchOptions', 'Outcome', 'RunPlan', 'plan_run', 'prepare_data_dirs', 'run_plan']
+__all__ = ['RUN_MODES', 'LaunchOptions', 'Outcome', 'RunPlan', 'plan_run', 'prepare_data_dirs', 'regrade',
+           'run_plan']

@@ -15,7 +15,7 @@ from ..errors import ConfigError
 from ..inference.preflight import (check_stale_predictions, installed_launchers, ready_models, token_limits,
                                    torn_records)
 from ..partitioners import NaivePartitioner
-from ..registry import build, resolve_type
+from ..registry import build, build_evaluator, resolve_type
 from ..runners import LocalRunner, SlurmRunner
 from ..targets.fetch import Fetching
 from ..targets.preflight import ready_datasets, to_regenerate
@@ -88,6 +88,8 @@ def plan_run(cfg, options, warn=print, note=print):
         # A dry run that would fetch a dataset's problems first cannot read them yet, so it lists
         # what it would fetch and no task (fetches names the datasets).
         return RunPlan(cfg, run_dir, reuse, {}, {}, datasets, fetches=fetching.planned)
+    if 'eval' in stages:
+        prepare_environments(cfg['datasets'], datasets, options, warn)
     # scoring and summaries never ask a model anything
     models = (ready_models(cfg['models'], datasets, cfg['datasets'], missing_key=note if options.dry_run else None)
               if 'infer' in stages else [])
@@ -104,6 +106,25 @@ def plan_run(cfg, options, warn=print, note=print):
         'regenerate': to_regenerate(datasets) if 'targets' in stages else ()}
     return RunPlan(cfg, run_dir, reuse, plans, partition_options, datasets, models, compare,
                    options.discard_stale, fetching.planned)
+
+
+def prepare_environments(dataset_cfgs, datasets, options, say):
+    """Every scoring environment a dataset is scored in, built now where it is not yet (once, into
+    its data dir's cache: before any model is asked anything), or, offline, the run stops naming
+    the command that prepares it. A dry run says what it would build."""
+    from ..environments import CURRENT, ensure, is_built, prepare_command
+    wanted = {}
+    for ds_cfg, dataset in zip(dataset_cfgs, datasets):
+        for name in build_evaluator(ds_cfg).environments:
+            if name != CURRENT:
+                wanted.setdefault((name, str(dataset.data_dir)), dataset.abbr)
+    for (name, data_dir), abbr in wanted.items():
+        if options.dry_run:
+            if not is_built(name, data_dir):
+                say(f'dataset {abbr!r}: scoring environment {name!r} is not built; a run builds it first '
+                    f'({prepare_command(name, data_dir)})')
+            continue
+        ensure(name, data_dir, allow_build=options.download, say=say)
 
 
 def resolve_run_dir(cfg, options, warn):

@@ -17,6 +17,17 @@ def answer_limit(own):
     return ANSWER_LIMIT.get() or own
 
 
+# The temperature of the dataset being answered (its infer_cfg temperature: its protocol's, see
+# protocols/), for models whose entry sets none; None: no temperature is sent (the API's default).
+# Outside the inference loop, the official 0.
+ANSWER_TEMPERATURE = contextvars.ContextVar('answer_temperature', default=0.0)
+
+
+def answer_temperature(own):
+    """The temperature to ask with: the model's `own` where its entry sets one, else the dataset's."""
+    return own if own is not None else ANSWER_TEMPERATURE.get()
+
+
 @dataclass
 class GenerationRequest:
     problem: Any            # datasets.Problem

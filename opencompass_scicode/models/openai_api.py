@@ -17,7 +17,7 @@ from ..errors import ConfigError, UserFacingError
 from ..registry import REQUEST_LIMITS
 from ..utils.checks import check_number
 from ..utils.secrets import redacted_server, resolve_key
-from .base import BaseModel, ChatTurn, Generation, answer_limit
+from .base import BaseModel, ChatTurn, Generation, answer_limit, answer_temperature
 from .server import check_server
 
 DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
@@ -67,7 +67,7 @@ class OpenAIChatModel(BaseModel):
     path: model name. base_url: API root (e.g. http://localhost:8000/v1).
     key: 'ENV' ($OPENAI_API_KEY), the name of an environment variable, or a literal
         (kept out of every file the run writes).
-    temperature (0, official), max_out_len (max tokens), system_prompt (None: none),
+    temperature (None: the dataset's, its protocol's; official 0), max_out_len (max tokens), system_prompt (None: none),
     extra_body (e.g. {'reasoning_effort': 'high'}), timeout (s per attempt),
     retries (attempts after the first), max_retry_wait (s, total), max_concurrency
     (requests in flight), query_per_second (request starts), api: 'chat' or 'responses',
@@ -80,7 +80,7 @@ class OpenAIChatModel(BaseModel):
 
     supports_chat = True
 
-    def __init__(self, path, abbr=None, base_url=None, key='ENV', temperature=0.0, max_out_len=None,
+    def __init__(self, path, abbr=None, base_url=None, key='ENV', temperature=None, max_out_len=None,
                  system_prompt=DEFAULT_SYSTEM_PROMPT, extra_body=None, timeout=600.0, retries=8,
                  max_retry_wait=600.0, max_concurrency=LIMITS['max_concurrency'],
                  query_per_second=LIMITS['query_per_second'], api='chat',
@@ -242,7 +242,7 @@ class OpenAIChatModel(BaseModel):
     async def _request(self, messages, tools):
         if self.api == 'responses':
             return await self._request_responses(messages, tools)
-        kwargs = {'model': self.path, 'messages': messages, 'temperature': self.temperature}
+        kwargs = {'model': self.path, 'messages': messages, **self._temperature()}
         if answer_limit(self.max_out_len):
             kwargs['max_tokens'] = answer_limit(self.max_out_len)
         if tools:
@@ -268,7 +268,7 @@ class OpenAIChatModel(BaseModel):
 
     async def _request_responses(self, messages, tools):
         kwargs = {'model': self.path, 'input': [m for m in messages if m['role'] != 'system'],
-                  'temperature': self.temperature}
+                  **self._temperature()}
         system = [m['content'] for m in messages if m['role'] == 'system']
         if system:
             kwargs['instructions'] = system[0]
@@ -286,6 +286,11 @@ class OpenAIChatModel(BaseModel):
         usage = response.usage.model_dump() if response.usage else {}
         return ChatTurn(content=content, reasoning=reasoning, tool_calls=calls, finish_reason=finish,
                         usage=_plain_usage(usage))
+
+    def _temperature(self):
+        """The request's temperature field: the model's, else the dataset's; none where neither sets one."""
+        temperature = answer_temperature(self.temperature)
+        return {} if temperature is None else {'temperature': temperature}
 
     def initial_messages(self, prompt):
         messages = [{'role': 'system', 'content': self.system_prompt}] if self.system_prompt else []

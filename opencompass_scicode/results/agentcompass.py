@@ -101,10 +101,24 @@ def _rate(part, whole):
 SUMMARY_COLUMNS = ('main_problem_resolve_rate', 'subproblem', 'Total', 'Evaluated', 'Error') + COUNTS
 
 
-def summary_text(model, run, evaluations, categories):
-    """summary.md: the rates (subproblem micro-averaged), counts, and the same by category."""
+def protocol_lines(results):
+    """What made the numbers (ours, beside AgentCompass's fields): protocol, fingerprint, libraries,
+    targets."""
+    protocol = results.get('protocol') or {}
+    scored = '; '.join(f'{env}: ' + ', '.join(f'{lib} {v}' for lib, v in versions.items() if v)
+                       for env, versions in (results.get('scored_with') or {}).items())
+    return [f'- protocol: {protocol.get("name", "unrecorded")} (fingerprint {protocol.get("fingerprint", "-")})',
+            f'- scored with: {scored or "unrecorded"}',
+            f'- targets sha256: {results.get("targets_sha256") or "unrecorded"}', '']
+
+
+def summary_text(model, run, evaluations, categories, results=None):
+    """summary.md: the rates (subproblem micro-averaged), counts, and the same by category;
+    `results` (our results file): the protocol lines under the title."""
     overall = _counts(evaluations)
     lines = [f'# SciCode: {model}, run {run}', '']
+    if results is not None:
+        lines += protocol_lines(results)
     lines += [f'- {name}: {overall[name]}' for name in SUMMARY_COLUMNS]
     lines += ['', '## By category', '', '| category | ' + ' | '.join(SUMMARY_COLUMNS) + ' |',
               '|---' * (len(SUMMARY_COLUMNS) + 1) + '|']
@@ -130,6 +144,6 @@ def write_agentcompass_files(work_dir, timestamp, results_path, predictions_path
                           {'task_id': task, 'benchmark': 'scicode', 'model': results['model'],
                            'category': categories.get(task, 'unclassified'), 'attempts': attempts})
     evaluations = [a['meta']['evaluation'] for attempts in by_task.values() for a in attempts]
-    (out / 'summary.md').write_text(summary_text(results['model'], out.name, evaluations, categories),
+    (out / 'summary.md').write_text(summary_text(results['model'], out.name, evaluations, categories, results),
                                     encoding='utf-8')
     return out

@@ -9,14 +9,15 @@ and its value (where the failing comparison differs first and by how much). `cha
 reason is a small function of the two sides; a new kind of difference (a per-environment
 verdict, a protocol's name) is one more function in that list, placed where it should win.
 A side is what `side` reads from a step's record, its problem's earlier steps and its results
-file: hashes of the code, the targets' digest, the verdict settings, and so on. Nothing here
-opens a file.
+file: hashes of the code, the targets' digest, the verdict settings, the scoring environments
+and their verdicts, the protocol, and so on. Nothing here opens a file.
 """
 import hashlib
 
 # Evaluator settings that can change a verdict (a results file's `evaluator`), as the reasons name them.
 VERDICT_SETTINGS = ('timeout', 'memory_limit_mb', 'max_processes', 'max_file_mb', 'max_output_bytes',
-                    'isolate_network', 'restrict_files', 'drop_privileges', 'simps_shim', 'prefilled_mode')
+                    'isolate_network', 'restrict_files', 'drop_privileges', 'simps_shim', 'prefilled_mode',
+                    'prefilled_steps')
 
 
 def _digest(text):
@@ -35,6 +36,7 @@ def side(record, earlier, results):
     `results` (its results file, or just its top-level fields)."""
     difference = (record.get('comparison') or {}).get('difference') or {}
     settings = results.get('evaluator') or {}
+    protocol = results.get('protocol') or {}
     return {
         'status': record.get('status'), 'category': record.get('category') or record.get('status'),
         'error_type': record.get('error_type'), 'failed_test': record.get('failed_test'),
@@ -44,7 +46,10 @@ def side(record, earlier, results):
         'earlier': _digest('\n'.join(code_of(e) or '' for e in earlier)),
         'targets': record.get('targets_digest'), 'targets_kind': results.get('targets'),
         'settings': {k: settings.get(k) for k in VERDICT_SETTINGS if k in settings},
-        'environment': results.get('environment'),
+        'environments': results.get('scored_with') or {},      # environment -> its library versions
+        'environment_rule': settings.get('environment_rule', 'any'),
+        'environment_verdicts': record.get('environment_verdicts') or {},
+        'protocol': protocol.get('name'), 'extraction': (protocol.get('knobs') or {}).get('extraction'),
         'origin': record.get('origin'), 'duration_s': record.get('duration_s'),
     }
 
@@ -75,7 +80,9 @@ def _no_code(a, b):
 
 def _different_code(a, b):
     if a['code'] != b['code']:
-        return 'different code'
+        extracted = (f' (code extraction {a["extraction"]} against {b["extraction"]})'
+                     if a['extraction'] and b['extraction'] and a['extraction'] != b['extraction'] else '')
+        return 'different code' + extracted
 
 
 def _different_earlier_code(a, b):
@@ -110,20 +117,37 @@ def _settings(a, b):
 
 
 def _environment(a, b):
-    if a['environment'] and b['environment'] and a['environment'] != b['environment']:
-        one, two = a['environment'], b['environment']
-        if isinstance(one, dict) and isinstance(two, dict):
-            keys = sorted(k for k in set(one) | set(two) if one.get(k) != two.get(k))
-            return 'environment only: ' + ', '.join(f'{k} {one.get(k)} against {two.get(k)}' for k in keys)
-        return f'environment only: {one} against {two}'
+    one, two = a['environments'], b['environments']
+    if not one or not two or one == two:
+        return None
+    if set(one) != set(two):
+        return f'environment only: {_scored_in(a)} against {_scored_in(b)}'
+    changed = sorted({(lib, str(one[env].get(lib)), str(two[env].get(lib))) for env in one
+                      for lib in set(one[env]) | set(two[env]) if one[env].get(lib) != two[env].get(lib)})
+    return 'environment only: ' + ', '.join(f'{lib} {x} against {y}' for lib, x, y in changed)
+
+
+def _scored_in(s):
+    """`2024+current (any: passes in 2024)`, or `current`."""
+    names = '+'.join(s['environments'])
+    if len(s['environments']) < 2:
+        return names
+    passed = [env for env, v in s['environment_verdicts'].items() if v.get('status') == 'pass']
+    said = f'passes in {"+".join(passed)}' if passed else 'passes in none'
+    return f'{names} ({s["environment_rule"]}: {said})'
+
+
+def _protocol(a, b):
+    if a['protocol'] and b['protocol'] and a['protocol'] != b['protocol']:
+        return f'protocol only: {a["protocol"]} against {b["protocol"]}'
 
 
 def _same_everything(a, b):
     return 'same code, targets and settings: the step itself varies (randomness, time or the machine)'
 
 
-REASONS = [_no_code, _different_code, _different_earlier_code, _timeout, _targets, _settings, _environment,
-           _same_everything]
+REASONS = [_no_code, _different_code, _different_earlier_code, _timeout, _targets, _environment, _settings,
+           _protocol, _same_everything]
 
 
 def reason(a, b):

@@ -46,10 +46,13 @@ class StepRecord:
     timeout_stack: Optional[dict] = None  # where a timed-out step was (sandbox/tracebacks.py, hung_stack)
     origin: Optional[dict] = None        # own bug or inherited from an earlier step (evaluation/origin.py)
     targets_digest: Optional[str] = None  # of the expected values the step's tests got (by value, any numpy)
+    # scored in several library environments: {environment: {'status', 'category', 'message'}}, the
+    # record itself being the one its environment rule chose (evaluation/environments.py)
+    environment_verdicts: Optional[dict] = None
 
     OPTIONAL = ('violation', 'shared', 'category', 'error_type', 'sample', 'tests_total', 'tests_passed',
                 'tests_not_run', 'tests_note', 'failed_test', 'assertion', 'raised_at', 'comparison',
-                'timeout_stack', 'origin', 'targets_digest')
+                'timeout_stack', 'origin', 'targets_digest', 'environment_verdicts')
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -70,6 +73,13 @@ class StepRecord:
                    sample=sample)
 
     @classmethod
+    def prefilled_failed(cls, step_id, sample=None):
+        """A prefilled step counted as failed (protocols whose scorer counts every sub-step, as the
+        official inspect_ai task does: the model is never asked for it, so it never passes)."""
+        return cls(step_id, 'fail', message='prefilled step: never generated, counted as failed '
+                                            '(prefilled_steps=\'failed\')', category='no_code', sample=sample)
+
+    @classmethod
     def skipped(cls, step_id, sample=None):
         return cls(step_id, 'skipped', message='prefilled step: code given by the benchmark, not scored',
                    category='skipped', sample=sample)
@@ -86,3 +96,8 @@ class StepRecord:
     def from_dict(cls, data, **changes):
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in {**data, **changes}.items() if k in names})
+
+
+def environments_differ(step):
+    """Whether a step's record (a results file's dict) has environments that gave different statuses."""
+    return len({v.get('status') for v in (step.get('environment_verdicts') or {}).values()}) > 1

@@ -136,13 +136,13 @@ class _Worker:
     """
     GRACE_S = 60      # beyond a job's timeout: starting, importing and clearing up after the step
 
-    def __init__(self, preload, threads, channel=None):
+    def __init__(self, preload, threads, channel=None, python=None):
         self.control = None            # a socket to hand the worker a channel for a copy of itself
         self.pid = self.pidfd = None   # from the worker's announcement
         if channel is not None:        # forked by a zygote; we hold the pipe ends
             self.proc, (self.jobs, self.results, self.control) = None, channel
         else:
-            cmd = [sys.executable, '-m', 'opencompass_scicode.sandbox.worker']
+            cmd = [python or sys.executable, '-m', 'opencompass_scicode.sandbox.worker']
             if preload:
                 cmd += ['--preload', ','.join(preload)]
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -273,10 +273,10 @@ def _channel():
             (jobs_r, results_w, theirs.detach()))
 
 
-def _spawn_zygote(count, preload, threads):
+def _spawn_zygote(count, preload, threads, python=None):
     """One process imports the stack once and forks `count` workers; returns their channels."""
     ours, theirs = zip(*(_channel() for _ in range(count)))
-    cmd = [sys.executable, '-m', 'opencompass_scicode.sandbox.worker',
+    cmd = [python or sys.executable, '-m', 'opencompass_scicode.sandbox.worker',
            '--channels', ','.join(':'.join(map(str, fds)) for fds in theirs)]
     if preload:
         cmd += ['--preload', ','.join(preload)]
@@ -293,7 +293,10 @@ class _BaseExecutor:
     PREFETCH_BYTES = 64 * 1024 * 1024
     copy_s = None          # seconds to copy a worker (copy_worker), None where it cannot be done
 
-    def __init__(self, limits, workers=1, preload=(), threads=None):
+    def __init__(self, limits, workers=1, preload=(), threads=None, python=None):
+        """`python`: the interpreter workers run (a scoring environment's; default this one). It
+        needs only the standard library and this package's sandbox, which its path is given."""
+        self.python = python
         self.limits = limits
         self._prefetched = {}     # id(job) -> (job, its pickled targets); the job keeps its id unique
         self._prefetch_thread = None
@@ -401,7 +404,7 @@ class ForkServerExecutor(_BaseExecutor):
 
     def start(self):
         super().start()
-        self._zygote, channels = _spawn_zygote(self.workers, self.preload, self.threads)
+        self._zygote, channels = _spawn_zygote(self.workers, self.preload, self.threads, self.python)
         self._slots = [_Worker(self.preload, self.threads, channel) for channel in channels]
         self._busy = [threading.Lock() for _ in channels]
         self._running_lock = threading.Lock()
@@ -424,7 +427,7 @@ class ForkServerExecutor(_BaseExecutor):
             self.loaded[slot].update(result.get('loaded', ()))   # and what those imports pulled in
             if result.get('worker_lost') or abandoned:
                 worker.lost()                  # replace a dead or stuck worker by a standalone one
-                self._slots[slot] = _Worker(self.preload, self.threads)
+                self._slots[slot] = _Worker(self.preload, self.threads, python=self.python)
                 self.loaded[slot] = set(self.preload)
         return result
 
@@ -484,7 +487,7 @@ class SubprocessExecutor(_BaseExecutor):
 
     def _execute(self, job, payload, slot):
         payload['modules'] = []
-        worker = _Worker((), self.threads)
+        worker = _Worker((), self.threads, python=self.python)
         result = {'worker_lost': True}      # if run() itself fails
         try:
             result = worker.run(payload)

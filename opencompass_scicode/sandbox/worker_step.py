@@ -19,13 +19,31 @@ from .worker_reaper import kill_descendants
 from .worker_watch import StepWatch
 
 
+class _TargetsUnpickler(pickle.Unpickler):
+    """The host may run a newer NumPy than this worker (a scoring environment's): NumPy 2 pickles
+    arrays by `numpy._core`, which NumPy 1.x calls `numpy.core`."""
+
+    def find_class(self, module, name):
+        if module == 'numpy._core' or module.startswith('numpy._core.'):
+            try:
+                __import__(module)
+            except ImportError:
+                module = 'numpy.core' + module[len('numpy._core'):]
+        return super().find_class(module, name)
+
+
+def load_targets(blob):
+    import io
+    return _TargetsUnpickler(io.BytesIO(blob)).load()
+
+
 def run_job(job, workroot, host_fd):
     """Run one job in a forked child; `host_fd`, the job channel, says when the host is gone."""
     started = time.monotonic()
     imported = _get_ready(job)
     import_s = time.monotonic() - started
     try:
-        job['targets'] = pickle.loads(job['targets'])
+        job['targets'] = load_targets(job['targets'])
     except Exception as exc:
         return {'error': f'could not load the targets of step {job["step_id"]}: {type(exc).__name__}: {exc}',
                 'duration_s': 0.0}

@@ -9,7 +9,10 @@ for more.
 
 Each cell is `rate (correct/total)`. `-` means not run, `failed` means the
 task that should have produced it failed. The kind of targets is shown per
-dataset group, because regenerated targets are not the official ones.
+dataset group, because regenerated targets are not the official ones, and so is
+the protocol that made the numbers (protocols/): its name says every knob that
+differs from the protocol it is named after, so numbers of different protocols
+never sit under one header without a `protocol` cell naming the difference.
 
 Apart from the summarizer because the plot and the comparisons use the same
 grouping, and a layout can be checked from collected results without files.
@@ -22,7 +25,9 @@ from .cells import count, rate_cell
 from .results_files import MISSING
 
 LAYOUTS = ('auto', 'wide', 'long')
-LONG_HEADER = ['model', 'dataset', 'targets', 'main w/o bg', 'main w/ bg', 'sub-steps w/o bg', 'sub-steps w/ bg']
+LONG_HEADER = ['model', 'dataset', 'targets', 'protocol', 'main w/o bg', 'main w/ bg', 'sub-steps w/o bg',
+               'sub-steps w/ bg']
+UNRECORDED = 'unrecorded'      # a results file written before protocols were recorded
 SIDES = (('without', 'w/o bg'), ('with', 'w/ bg'))
 METRICS = (('main', 'main'), ('sub', 'sub-steps'))
 
@@ -40,8 +45,8 @@ def _group_key(ds):
     infer = dict(ds.get('infer_cfg') or {})
     infer.setdefault('mode', 'naive')
     return (ds.get('split', 'validation'), tuple(str(i) for i in ids) if ids else None,
-            ds.get('path', 'data/scicode'), ds.get('targets', 'official'), _settings_text(infer),
-            _settings_text(ds.get('eval_cfg')))
+            ds.get('path', 'data/scicode'), ds.get('targets', 'official'), ds.get('protocol', 'official'),
+            _settings_text(infer), _settings_text(ds.get('eval_cfg')))
 
 
 def group_datasets(datasets):
@@ -74,6 +79,16 @@ def side_value(collected, model, members, side):
     return collected.get((model, abbr), MISSING) if abbr else MISSING
 
 
+def protocol_name(results):
+    """The name of the protocol that made a results file's numbers (protocols/record.py)."""
+    return (results.get('protocol') or {}).get('name') or UNRECORDED
+
+
+def protocol_cell(values):
+    """The protocols of the results among `values` (markers left out), one name or several."""
+    return '/'.join(sorted({protocol_name(v) for v in values if isinstance(v, dict)})) or MISSING
+
+
 def title(cfg, groups, layout):
     if layout == 'wide':
         return 'SciCode results: ' + ', '.join(label for label, _ in groups)
@@ -82,12 +97,13 @@ def title(cfg, groups, layout):
 
 
 def wide_table(cfg, collected, groups):
-    """(header, rows): one row per model; per dataset group its targets, then main and sub-steps
-    without background, then with."""
+    """(header, rows): one row per model; per dataset group its targets and protocol, then main and
+    sub-steps without background, then with."""
     header = ['model']
     for label, _ in groups:
         prefix = f'{label} ' if len(groups) > 1 else ''
         header.append(f'{prefix}targets')
+        header.append(f'{prefix}protocol')
         for _, side_name in SIDES:
             for _, metric_name in METRICS:
                 header.append(f'{prefix}{metric_name} {side_name}')
@@ -97,14 +113,16 @@ def wide_table(cfg, collected, groups):
         row = [m]
         for _, members in groups:
             kinds = set()
-            cells = []
+            cells, values = [], []
             for side, _ in SIDES:
                 value = side_value(collected, m, members, side)
+                values.append(value)
                 for metric, _ in METRICS:
                     cells.append(rate_cell(value, metric) if isinstance(value, dict) else value)
                 if isinstance(value, dict):
                     kinds.add(value.get('targets', '?'))
             row.append('/'.join(sorted(kinds)) or MISSING)
+            row.append(protocol_cell(values))
             row.extend(cells)
         body.append(row)
     return header, body
@@ -112,15 +130,15 @@ def wide_table(cfg, collected, groups):
 
 def long_table(cfg, collected, groups):
     """(LONG_HEADER, rows): one row per model and dataset group, a model's rows together (models,
-    then groups, in config order): model, group label, targets, main w/o, main w/, sub-steps w/o,
-    sub-steps w/."""
+    then groups, in config order): model, group label, targets, protocol, main w/o, main w/,
+    sub-steps w/o, sub-steps w/."""
     body = []
     for model in cfg['models']:
         m = model['abbr']
         for label, members in groups:
             values = {side: side_value(collected, m, members, side) for side, _ in SIDES}
             kinds = {v.get('targets', '?') for v in values.values() if isinstance(v, dict)}
-            row = [m, label, '/'.join(sorted(kinds)) or MISSING]
+            row = [m, label, '/'.join(sorted(kinds)) or MISSING, protocol_cell(values.values())]
             for metric, _ in METRICS:
                 for side, _ in SIDES:
                     value = values[side]

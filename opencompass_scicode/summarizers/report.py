@@ -263,7 +263,11 @@ def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=(), tabl
         plots=[base64.b64encode(Path(p).read_bytes()).decode('ascii') for p in plots],
         compared=[label for label, _ in compare], known_defects=known_defects,
         extra_tables=[(heading, *(tables or {}).get(name, ([], [])))
-                      for name, heading in (('comparisons', 'Paired differences (percentage points, 95% '
+                      for name, heading in (('protocols', 'Protocols: how each number was made (name, '
+                                                           'fingerprint of every knob, libraries, targets)'),
+                                            ('environments', 'Steps whose verdicts differ between scoring '
+                                                             'environments'),
+                                            ('comparisons', 'Paired differences (percentage points, 95% '
                                                              'interval over the problems both scored)'),
                                             ('pass_at_k', 'pass@k over samples (%)'))
                       if (tables or {}).get(name, ([], []))[1]],

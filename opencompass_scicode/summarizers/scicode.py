@@ -5,6 +5,8 @@ It puts the parts together, each in a module of its own:
 - layouts.py: the main table, datasets paired w/o and w/ background, wide or long;
 - extra_tables.py: the tables beside it (paired differences, pass@k, categories,
   without known defects, usage) and the notes;
+- protocol_tables.py: what made each number (protocol, fingerprint, library versions, targets
+  sha256) and the steps whose verdicts differ between scoring environments;
 - opencompass_table.py: OpenCompass's table, when the config asks for it;
 - table_files.py: text, Markdown and CSV files;
 - plot.py: the bar chart;
@@ -23,6 +25,7 @@ from .layouts import LAYOUTS, LONG_HEADER, METRICS, SIDES, choose_layout, group_
     wide_table
 from .opencompass_table import check_shape, opencompass_table
 from .plot import bar_chart, draw, import_pyplot, row_chart
+from .protocol_tables import environment_differences, protocol_note, protocols
 from .report import Records, build_report
 from .results_files import FAILED, MISSING, collect
 from .table_files import write_tables
@@ -97,6 +100,9 @@ class SciCodeSummarizer:
         for name, heading, (extra_header, extra_rows) in (
                 ('comparisons', 'Paired differences (percentage points, 95% interval over shared problems)',
                  self.comparisons(cfg, collected, groups)),
+                ('protocols', 'Protocols (how each number was made: docs/protocols.md)', protocols(cfg, collected)),
+                ('environments', 'Steps whose verdicts differ between scoring environments',
+                 environment_differences(cfg, collected)),
                 ('pass_at_k', 'pass@k over samples (%; unbiased estimator)', self.pass_at(cfg, collected)),
                 ('categories', 'Why steps failed (scored steps per category)', self.categories(cfg, collected)),
                 ('defect_free', 'Without the steps SciCode-Verified lists as defective (beside the official '
@@ -104,7 +110,8 @@ class SciCodeSummarizer:
                 ('usage', 'Inference usage', usage)):
             if extra_rows:
                 sections.append((name, heading, extra_header, extra_rows))
-        txt, written = write_tables(run_dir, sections, extra_tables.notes(collected))
+        note = protocol_note(cfg, collected)
+        txt, written = write_tables(run_dir, sections, ([note] if note else []) + extra_tables.notes(collected))
         png = draw(cfg, collected, groups, layout, run_dir) if self.plot else None
         if png:
             written.append(png)

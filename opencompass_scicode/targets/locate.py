@@ -257,3 +257,16 @@ def load_targets(dataset):
     # The file holds exactly the steps its report says were regenerated ('ok'): no need to open it.
     report = read_report(path)
     return Targets('regenerated', path.resolve(), frozenset(s for s, why in report.items() if why == 'ok'), report)
+
+
+def targets_digest(targets):
+    """sha256 of the targets a dataset was scored against (cached beside the file, see digest_of);
+    for OpenCompass's one file per step, the sha256 of their names and digests in name order."""
+    path = Path(targets.path)
+    if not path.is_dir():
+        return digest_of(path)
+    import hashlib
+    whole = hashlib.sha256()
+    for item in sorted(path.glob('*.h5')):
+        whole.update(f'{item.name} {digest_of(item)}\n'.encode('utf-8'))
+    return whole.hexdigest()

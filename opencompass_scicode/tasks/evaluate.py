@@ -11,10 +11,13 @@ import time
 from datetime import datetime, timezone
 
 from ..evaluation.regenerate import ensure_targets
+from ..inference.extract import extractor
 from ..inference.settings import InferConfig
 from ..predictions import PredictionStore, record_key
-from ..results import StepRecord
+from ..protocols import record as protocol_record
+from ..results import StepRecord, environments_differ
 from ..registry import build_dataset, build_evaluator
+from ..targets.locate import targets_digest
 from ..utils.progress import ProgressFile
 from ..utils.workdir import remove_parts, write_json_atomic
 from .base import BaseTask
@@ -39,6 +42,42 @@ def with_answers(problems, dataset, predictions):
             if step.ground_truth_code is not None:
                 record['gold_code'] = step.ground_truth_code
     return problems
+
+
+def extracted_again(predictions, extraction):
+    """The predictions with each answer's code taken by `extraction` where it was taken by another
+    rule (a protocol's scoring knob: a re-grade may score saved answers with another rule)."""
+    rule = extractor(extraction)
+    out = {}
+    for key, record in predictions.items():
+        made_with = (record.get('settings') or {}).get('extraction', 'official')
+        if made_with != extraction and record.get('response') is not None and not record.get('error') \
+                and record.get('program') is None:
+            record = dict(record, code=rule(record['response']))
+        out[key] = record
+    return out
+
+
+def answers_settings(predictions):
+    """The knobs of the answers (protocols/knobs.py, phase 'answers') as the predictions were made:
+    their settings, and the temperature their model was asked with."""
+    settings = next((r.get('settings') for r in predictions.values() if r.get('settings')), None)
+    if not settings:
+        return None
+    out = {k: settings[k] for k in ('split', 'with_bg', 'prefilled_mode', 'mode', 'max_out_len',
+                                    'tool_use_max_loops', 'code_timeout_seconds') if k in settings}
+    out['n'] = settings.get('n', 1)
+    model = settings.get('model') or {}
+    if 'temperature' in model:
+        out['temperature'] = model['temperature']
+    return out
+
+
+def environment_differences(problems):
+    """The steps whose scoring environments gave different verdicts, for the summary and the report."""
+    return [{'step_id': s['step_id'], 'sample': p.get('sample'), 'status': s['status'],
+             'verdicts': s['environment_verdicts']}
+            for p in problems for s in p['steps'] if environments_differ(s)]
 
 
 class EvalTask(BaseTask):
@@ -105,9 +144,10 @@ class EvalTask(BaseTask):
         dataset = build_dataset(self.dataset_cfg)
         evaluator = build_evaluator(self.dataset_cfg)
         targets = ensure_targets(dataset)
-        predictions = self.store.load()
+        infer = InferConfig.of(self.dataset_cfg.get('infer_cfg'))
+        predictions = extracted_again(self.store.load(), infer.extraction)
         digest = self.store.digest()
-        samples = InferConfig.of(self.dataset_cfg.get('infer_cfg')).n
+        samples = infer.n
         progress = ProgressFile(self.progress_path, self.name, dataset.scored_step_count * samples)
         counts = {'done': 0, 'failed': 0}
 
@@ -120,10 +160,12 @@ class EvalTask(BaseTask):
         known = self._from_parts()
         if self.merge_shards:
             self.log(f'{len(known)} verdicts from {len(self.part_paths)} shards')
+        environments = evaluator.ready_environments(dataset.data_dir, say=self.log)
         scores = evaluator.evaluate(dataset, predictions, targets, on_step=on_step,
                                     run_root=self.run_dir.root, n=samples,
                                     ks=(self.dataset_cfg.get('eval_cfg') or {}).get('pass_at_k', ()),
-                                    known=known)
+                                    known=known, environments=environments)
+        protocol = protocol_record(self.dataset_cfg, answers_settings(predictions))
         results = {
             'model': self.model_abbr,
             'dataset': self.dataset_abbr,
@@ -131,6 +173,11 @@ class EvalTask(BaseTask):
             'with_bg': dataset.with_bg,
             'targets': targets.kind,
             **{k: v for k, v in scores.items() if k != 'problems'},
+            # how these numbers were made (protocols/), what scored them, against which targets
+            'protocol': protocol,
+            'scored_with': evaluator.scored_with,
+            'targets_sha256': targets_digest(targets),
+            'environment_differences': environment_differences(scores['problems']),
             'targets_file': str(targets.path),
             'evaluator': evaluator.settings(),
             'protections': evaluator.protections,
@@ -146,5 +193,6 @@ class EvalTask(BaseTask):
         progress.update(done=results['subproblem_total'], force=True)
         self.log(f'main problems {results["main_problem_resolved"]}/{results["main_problem_total"]}, '
                  f'steps {results["subproblem_correct"]}/{results["subproblem_total"]} '
-                 f'(targets: {targets.kind}) -> {self.results_path}')
+                 f'(targets: {targets.kind}; protocol: {protocol["name"]} {protocol["fingerprint"]}) '
+                 f'-> {self.results_path}')
         return EXIT_OK

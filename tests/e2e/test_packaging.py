@@ -58,6 +58,8 @@ def test_wheel_holds_every_package_dir_runtime_file_and_the_console_script(wheel
     assert sorted(runtime - names) == []
     data = {str(p.relative_to(ROOT)) for p in PACKAGE.rglob('*.json')}     # e.g. the known defects
     assert data and sorted(data - names) == []
+    lists = {str(p.relative_to(ROOT)) for p in (PACKAGE / 'environments' / 'requirements').glob('*.txt')}
+    assert {'opencompass_scicode/environments/requirements/2024.txt'} <= lists and sorted(lists - names) == []
     assert dict(parser['console_scripts']) == {'opencompass-scicode': 'opencompass_scicode.cli:main'}
 
 

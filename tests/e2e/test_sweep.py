@@ -114,7 +114,9 @@ def test_offline_sweep_gives_one_summary_row_per_combination(official_data, tmp_
                              ('dummy', '0.0 (0/2) [0-0]', '0.0 (0/3) [0-0]')):
         for t in cfg['_temperatures']:
             for mode in modes:
-                expected.append([f'{model}-t{float(t)}', f'scicode_validation_{mode}', 'regenerated',
+                # the protocol's name says what the sweep sets differently from the official one
+                protocol = 'official' + ('' if mode == 'naive' else f'+mode={mode}') + '+max_out_len=4096'
+                expected.append([f'{model}-t{float(t)}', f'scicode_validation_{mode}', 'regenerated', protocol,
                                  main, main, sub, sub])
     assert rows == expected
     # every mode really ran as itself: chat keeps one conversation per problem, tool_use was offered the tool
@@ -165,9 +167,11 @@ def test_long_layout_one_row_per_model_and_mode(tmp_path):
     assert out['header'] == LONG_HEADER
     assert [row[:2] for row in out['rows']] == [[m, f'val_{mode}'] for m in ('a-t0.0', 'a-t0.7', 'b-t0.0')
                                                 for mode in ('naive', 'chat')]
-    assert out['rows'][0][2:] == ['regenerated', '100.0 (2/2) [0-100]', '50.0 (1/2) [0-100]',
+    # results written without a protocol record (as before protocols) say so
+    assert out['rows'][0][2:] == ['regenerated', 'unrecorded', '100.0 (2/2) [0-100]', '50.0 (1/2) [0-100]',
                                   '100.0 (4/4) [25-100]', '75.0 (3/4) [25-100]']
-    assert out['rows'][-1][2:] == ['regenerated', '100.0 (2/2) [0-100]', '-', '100.0 (4/4) [25-100]', '-']
+    assert out['rows'][-1][2:] == ['regenerated', 'unrecorded', '100.0 (2/2) [0-100]', '-', '100.0 (4/4) [25-100]',
+                                   '-']
     csv_rows = run_dir.summary_path('csv').read_text().splitlines()
     assert csv_rows[0] == ','.join(LONG_HEADER) and len(csv_rows) == 7
     md = run_dir.summary_path('md').read_text()
@@ -186,13 +190,15 @@ def test_layout_can_be_forced_either_way(tmp_path):
     run_dir = RunDir(tmp_path, '20260101_000000').create()
     _write(run_dir, cfg, lambda m, d: (2, 4))
     wide = SciCodeSummarizer(plot=False, report=False).summarize(cfg, run_dir, echo=False)
-    assert wide['header'] == ['model', 'targets', 'main w/o bg', 'sub-steps w/o bg', 'main w/ bg', 'sub-steps w/ bg']
+    assert wide['header'] == ['model', 'targets', 'protocol', 'main w/o bg', 'sub-steps w/o bg', 'main w/ bg',
+                              'sub-steps w/ bg']
     long = SciCodeSummarizer(plot=False, report=False, layout='long').summarize(cfg, run_dir, echo=False)
     assert long['header'] == LONG_HEADER and len(long['rows']) == 1
     cfg['datasets'] = _datasets(['naive', 'chat'])
     _write(run_dir, cfg, lambda m, d: (2, 4))
     wide = SciCodeSummarizer(plot=False, report=False, layout='wide').summarize(cfg, run_dir, echo=False)
-    assert wide['header'][:3] == ['model', 'val_naive targets', 'val_naive main w/o bg'] and len(wide['rows']) == 1
+    assert wide['header'][:4] == ['model', 'val_naive targets', 'val_naive protocol', 'val_naive main w/o bg']
+    assert len(wide['rows']) == 1
 
 
 def test_layout_rejects_a_bad_value_with_a_clear_error(tmp_path):

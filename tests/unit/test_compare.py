@@ -94,9 +94,18 @@ def test_reasons_that_depend_on_the_settings_and_the_environment():
     assert flips.reason(a, b) == 'same code, timeout against pass (limit 1800 s against 30 s)'
     c = flips.side(record('1.1', 'fail', **wrong()), [], {'evaluator': dict(SETTINGS, simps_shim=False)})
     assert flips.change(a, c) == 'broken' and flips.reason(a, c) == 'settings only: simps_shim True against False'
-    d = flips.side(record('1.1', 'fail', **wrong()), [], {'evaluator': SETTINGS, 'environment': {'numpy': '2.1'}})
-    a2 = flips.side(record('1.1'), [], {'evaluator': SETTINGS, 'environment': {'numpy': '1.26'}})
+    # the scoring environments (their versions, and each environment's verdict) and the protocol
+    d = flips.side(record('1.1', 'fail', **wrong()), [], {'evaluator': SETTINGS,
+                                                          'scored_with': {'current': {'numpy': '2.1'}}})
+    a2 = flips.side(record('1.1'), [], {'evaluator': SETTINGS, 'scored_with': {'current': {'numpy': '1.26'}}})
     assert flips.reason(a2, d) == 'environment only: numpy 1.26 against 2.1'
+    both = {'2024': {'numpy': '1.26'}, 'current': {'numpy': '2.1'}}
+    a3 = flips.side(record('1.1', environment_verdicts={'2024': {'status': 'pass'}, 'current': {'status': 'fail'}}),
+                    [], {'evaluator': dict(SETTINGS, environment_rule='any'), 'scored_with': both})
+    assert flips.reason(a3, d) == 'environment only: 2024+current (any: passes in 2024) against current'
+    e1 = flips.side(record('1.1'), [], {'evaluator': SETTINGS, 'protocol': {'name': 'official'}})
+    e2 = flips.side(record('1.1', 'fail', **wrong()), [], {'evaluator': SETTINGS, 'protocol': {'name': 'hal'}})
+    assert flips.reason(e1, e2) == 'protocol only: official against hal'
     # judged on the failure too: another exception class, test or value is a change
     e = flips.side(record('1.1', 'fail', category='exception', error_type='ValueError'), [], {})
     f = flips.side(record('1.1', 'fail', category='exception', error_type='KeyError'), [], {})

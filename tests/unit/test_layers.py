@@ -21,7 +21,7 @@ LAYERS = (                                   # top to bottom
     ('plan', {'config', 'partitioners', 'runners', 'launch'}),
     ('tasks', {'tasks'}),
     ('work', {'inference', 'prompts', 'models', 'evaluation', 'summarizers'}),
-    ('data', {'datasets', 'predictions', 'targets', 'results'}),
+    ('data', {'datasets', 'predictions', 'targets', 'results', 'protocols', 'environments'}),
     ('pool', {'pool'}),
     ('ground', {'sandbox'}),
 )
@@ -35,6 +35,8 @@ ONLY = {
     'pool': {'sandbox'},           # runs programs; what their runs mean is scoring's (evaluation)
     'targets': {'datasets'},
     'summarizers': {'results'},
+    'protocols': set(),            # pure data: the table every layer that reads dataset entries reads
+    'environments': {'datasets.files'},   # requirement lists and the builder: nothing of scoring
     'runners': {'tasks.contract'},
     **{name: set() for name in BASE},
 }

@@ -55,7 +55,7 @@ def test_the_synthetic_run_loads_through_the_summarizer(tmp_path):
 
     out = SciCodeSummarizer(plot=False, report=False).summarize(cfg, run_dir, echo=False)
     assert [row[0] for row in out['rows']] == ['model-00', 'model-01']
-    assert all(f'/{2 * scored})' in cell for row in out['rows'] for cell in row[3::2])
+    assert all(f'/{2 * scored})' in cell for row in out['rows'] for cell in row[4::2])
     assert len(run_dir.summary_path('pass_at_k.csv').read_text().splitlines()) == 1 + 2 * 2
 
     gathered = Records(cfg)

@@ -36,9 +36,10 @@ def test_summary_reads_results_status_and_usage_files(tmp_path):
     run_dir.usage_path('good').write_text(json.dumps(usage))
     out = SciCodeSummarizer(plot=False).summarize(CFG, run_dir, echo=False)
     good, broken = out['rows']
-    assert good == ['good', 'regenerated', '66.7 (2/3) [10-100]', '83.3 (5/6) [50-100]',
+    # written without a protocol record (results of earlier versions): said so, never guessed
+    assert good == ['good', 'regenerated', 'unrecorded', '66.7 (2/3) [10-100]', '83.3 (5/6) [50-100]',
                     '66.7 (2/3) [10-100]', '83.3 (5/6) [50-100]']
-    assert broken == ['broken', '-', 'failed', 'failed', 'failed', 'failed']
+    assert broken == ['broken', '-', '-', 'failed', 'failed', 'failed', 'failed']
     text = run_dir.summary_path('txt').read_text()
     assert 'Inference usage' in text
     categories = run_dir.summary_path('categories.csv').read_text().splitlines()

@@ -104,13 +104,21 @@ COMMANDS = (
      'Writes a stand-in targets file, so that the test split runs offline to check the pipeline '
      '([A stand-in targets file](../guide/test-targets.md#a-stand-in-targets-file)).',
      _module_main('opencompass_scicode.targets.standin')),
+    ('run-py-regrade', 'run.py regrade RUN_DIR', ('python run.py regrade RUN_DIR', 'opencompass-scicode regrade RUN_DIR'),
+     'Scores a finished run\'s predictions again, under another protocol or with other scoring knobs, into '
+     '`RUN_DIR/regrades/<label>/`; no model is asked ([Protocols](../protocols.md#re-grading-a-finished-run)).',
+     _run_py(['regrade', 'RUN_DIR'])),
+    ('environments', 'environments', ('python -m opencompass_scicode.environments NAME',),
+     'Builds (once) and checks a scoring environment in the data directory\'s cache, as a run scoring in '
+     'it would ([Protocols](../protocols.md#scoring-environments)).',
+     _module_main('opencompass_scicode.environments.__main__')),
 )
 # Developers' commands: the benchmarks and the loopback model server of the tests.
 DEVELOPMENT = tuple(
     (f'benchmarks-{name.replace("_", "-")}', f'benchmarks/{name}.py', (f'python benchmarks/{name}.py',),
      f'[Benchmarks](../benchmarks.md).', _module_main(f'benchmarks.{name}'))
-    for name in ('eval_speed', 'origin_cost', 'infer_throughput', 'sweep_scale', 'scale', 'report_scale',
-                 'faults')
+    for name in ('eval_speed', 'origin_cost', 'infer_throughput', 'sweep_scale', 'scale', 'report_scale', 'faults',
+                 'protocols')
 ) + (
     ('tests-openai-server', 'tests/openai_server.py', ('python tests/openai_server.py',),
      'A loopback OpenAI-compatible server that answers with the gold code ([Development](../development.md)).',

@@ -31,6 +31,8 @@ SETTINGS_TYPES = {
     'model': 'string', 'dataset': 'string', 'split': 'string', 'with_bg': 'boolean', 'targets': 'string',
     'targets_file': 'string', 'evaluator': 'object', 'protections': 'object', 'predictions_digest': 'string',
     'duration_s': 'number', 'created_at': 'string (ISO 8601, UTC)', 'problems': 'array',
+    'protocol': 'object', 'scored_with': 'object', 'targets_sha256': 'string or null',
+    'environment_differences': 'array',
 }
 
 

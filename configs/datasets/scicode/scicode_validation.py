@@ -6,8 +6,8 @@ from opencompass_scicode.evaluation import SciCodeEvaluator
 
 scicode_reader_cfg = dict(verify_sha256=True)
 
-# mode: 'naive' = the official one-call-per-step generation.
-scicode_infer_cfg = dict(mode='naive', max_out_len=4096)
+# mode: 'naive' = the official one-call-per-step generation; no token limit is sent (official).
+scicode_infer_cfg = dict(mode='naive')
 
 scicode_eval_cfg = dict(
     evaluator=dict(
@@ -21,6 +21,7 @@ scicode_datasets = [
     dict(
         abbr=f'scicode_validation{suffix}',
         type=SciCodeDataset,
+        protocol='official',      # how the numbers are made (docs/protocols.md); keys below override it
         path='data/scicode',
         split='validation',
         with_bg=with_bg,
