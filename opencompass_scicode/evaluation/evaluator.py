@@ -24,7 +24,7 @@ from ..utils.checks import check_number
 from ..utils.parallel import PARALLEL_ENV
 from .environments import check_rule, combine
 from .metrics import score
-from .origin import OriginCheck, read_reference, said
+from .origin import OriginCheck, read_reference
 from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
 from .sharing import LocalVerdicts, SharedVerdicts, program_key, targets_identity, verdicts_dir
 from .verdict import record_for

@@ -96,13 +96,14 @@ class OriginCheck:
 
     def annotate(self, records):
         """`records` ((step id, sample) -> record, every step of the evaluation), each failed step
-        that was checked with its `origin` and the origin said in its message."""
+        that was checked with its `origin`. The message stays the verdict's: the origin is a field
+        of its own (a step scored in several environments keeps each one's message as it was)."""
         out = dict(records)
         for key, (kind, found) in self.found.items():
             record = records.get(key)
             origin = found if kind == 'own' else self._origin(record, found, records, key[1])
             if record is not None and origin:
-                out[key] = dataclasses.replace(record, origin=origin, message=f'{record.message}; {said(origin)}')
+                out[key] = dataclasses.replace(record, origin=origin)
         self.records = out
         return out
 
@@ -127,15 +128,3 @@ class OriginCheck:
 def _passed(record):
     return record is not None and record.passed
 
-
-def said(origin):
-    """The origin in words, for a step's message."""
-    if not origin:
-        return ''
-    if origin['kind'] == 'inherited':
-        step = origin.get('from_step')
-        return (f'inherited from step {step}' if step else
-                'inherited from the earlier steps (none fails its own tests)') + \
-            ': it passes on the gold code of the earlier steps'
-    return 'own bug: it fails on the gold code of the earlier steps too' if origin.get('with_gold_earlier') \
-        else 'own bug'
