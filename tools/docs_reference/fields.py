@@ -28,6 +28,12 @@ CHOICES = {
     ('SciCodeEvaluator', 'executor'): 'opencompass_scicode.sandbox.executor:EXECUTORS',
     ('SciCodeSummarizer', 'layout'): 'opencompass_scicode.summarizers.layouts:LAYOUTS',
     ('InferConfig', 'mode'): 'opencompass_scicode.inference.settings:MODES',
+    ('InferConfig', 'extraction'): 'opencompass_scicode.inference.extract:EXTRACTIONS',
+    ('SciCodeDataset', 'protocol'): 'opencompass_scicode.protocols.table:PROTOCOLS',
+    ('SciCodeEvaluator', 'prefilled_steps'): 'opencompass_scicode.evaluation.evaluator:PREFILLED_STEPS',
+    ('SciCodeEvaluator', 'environments'): 'opencompass_scicode.environments.build:NAMES',
+    # besides 'any' and 'all', the name of one of the environments scored in
+    ('SciCodeEvaluator', 'environment_rule'): 'opencompass_scicode.evaluation.environments:RULES',
 }
 # Options whose allowed values the class checks inline, with no constant to read (listed so that
 # tests/unit/test_docs_reference.py knows them): (class name, option) -> the values.
