@@ -23,8 +23,6 @@ ours each distinct program once. `--repeat N` takes turns N times and reports me
 and the range of the per-run ratios (these machines are shared: runs vary by 20%).
 """
 import argparse
-import atexit
-import os
 import shutil
 import statistics
 import subprocess
@@ -39,12 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.official_like import official_like_runner, step_program  # noqa: E402
-from benchmarks.stepsets import predictions  # noqa: E402
-from opencompass_scicode.datasets import SciCodeDataset  # noqa: E402
+from benchmarks.stepsets import add_arguments, predictions, validation  # noqa: E402
 from opencompass_scicode.evaluation import SciCodeEvaluator  # noqa: E402
-from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S  # noqa: E402
-from opencompass_scicode.evaluation.regenerate import ensure_targets  # noqa: E402
-from opencompass_scicode.pool.timings import CACHE_ENV  # noqa: E402
 from opencompass_scicode.results.schema import load_results  # noqa: E402
 
 
@@ -137,26 +131,14 @@ PATHS = {'default': ours_default, 'eval': ours_eval, 'off': ours_default}
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--workers', type=int, default=os.cpu_count() or 2)
-    parser.add_argument('--sets', default='stub,gold,real')
+    add_arguments(parser, 'stub,gold,real')
     parser.add_argument('--paths', default='default,eval,off',
                         help="'off': the default path with forensics off, for their cost")
     parser.add_argument('--both-settings', action='store_true')
     parser.add_argument('--repeat', type=int, default=1, help='measure each set this many times')
-    parser.add_argument('--timeout', type=float, default=STEP_TIMEOUT_S)
-    parser.add_argument('--data', default=str(ROOT / 'data' / 'scicode'))
     args = parser.parse_args(argv)
 
-    dataset = SciCodeDataset(path=args.data, split='validation')
-    targets = ensure_targets(dataset)
-    # Our runs plan with the timings this machine remembers, but the made-up programs' own
-    # timings (a 40 s step 1.1, say) must not stay behind for real runs: work on a copy.
-    timings = Path(tempfile.mkdtemp(prefix='scicode-bench-timings-'))
-    for known in ('step_durations.json', 'import_costs.json'):
-        if (dataset.data_dir / 'cache' / known).is_file():
-            shutil.copy(dataset.data_dir / 'cache' / known, timings / known)
-    os.environ[CACHE_ENV] = str(timings)
-    atexit.register(shutil.rmtree, timings, ignore_errors=True)
+    dataset, targets = validation(args)
     copies = 2 if args.both_settings else 1
     paths = args.paths.split(',')
     rows, same_everywhere, forensics_costs = [], True, []

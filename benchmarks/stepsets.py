@@ -8,8 +8,14 @@
   correct answer does. The gold steps known to be slow are stubbed, so the long ones stand out.
 """
 import ast
+import atexit
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 from opencompass_scicode.inference.extract import extract_code
+from opencompass_scicode.pool.timings import CACHE_ENV
 
 # Validation steps whose gold code takes more than a second or so on these machines.
 SLOW_GOLD = frozenset({'51.4', '47.4', '10.11', '49.4', '7.1', '6.1', '44.3', '78.3', '3.1'})
@@ -65,3 +71,33 @@ def predictions(dataset, kind, long_steps=None):
             preds[step.step_id] = {'step_id': step.step_id, 'program': None, 'error': None,
                                    'code': _code(step, kind, position, long_steps)}
     return preds
+
+
+def add_arguments(parser, sets):
+    """The flags every benchmark over these sets takes: which sets, workers, step timeout, data."""
+    from opencompass_scicode.evaluation.evaluator import STEP_TIMEOUT_S
+    parser.add_argument('--sets', default=sets)
+    parser.add_argument('--workers', type=int, default=os.cpu_count() or 2)
+    parser.add_argument('--timeout', type=float, default=STEP_TIMEOUT_S)
+    parser.add_argument('--data', default=str(Path(__file__).resolve().parent.parent / 'data' / 'scicode'))
+
+
+def validation(args):
+    """(the validation split, its targets) of `--data`, planning on a private copy of the timings."""
+    from opencompass_scicode.datasets import SciCodeDataset
+    from opencompass_scicode.evaluation.regenerate import ensure_targets
+    dataset = SciCodeDataset(path=args.data, split='validation')
+    targets = ensure_targets(dataset)
+    private_timings(dataset)
+    return dataset, targets
+
+
+def private_timings(dataset):
+    """Plan with the step timings this machine remembers, on a copy: the made-up programs' own
+    timings (a 40 s step 1.1, say) must not stay behind for real runs. Removed at exit."""
+    timings = Path(tempfile.mkdtemp(prefix='scicode-bench-timings-'))
+    for known in ('step_durations.json', 'import_costs.json'):
+        if (dataset.data_dir / 'cache' / known).is_file():
+            shutil.copy(dataset.data_dir / 'cache' / known, timings / known)
+    os.environ[CACHE_ENV] = str(timings)
+    atexit.register(shutil.rmtree, timings, ignore_errors=True)

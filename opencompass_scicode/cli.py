@@ -1,5 +1,5 @@
 """`python run.py CONFIG` (or `opencompass-scicode CONFIG`): check, plan, prepare targets, infer,
-evaluate, summarize.
+evaluate, summarize. `opencompass-scicode compare A [B]` compares two results (launch/compare.py).
 
 The face: it parses the command line, loads and checks the config, plans the run and runs it
 (launch/), and prints what comes back. What is checked before any work lives with its data
@@ -59,6 +59,12 @@ def _add_run_flags(p):
     p.add_argument('--compare', nargs='+', metavar='RUN',
                    help='show these runs beside this one in the report (timestamps in the work dir, '
                         'or paths of run directories), e.g. -m viz -r --compare 20260101_120000')
+
+
+def _compare(argv, prog):
+    """`compare A [B] ...` (launch/compare.py)."""
+    from .launch.compare import run_compare
+    return run_compare(argv, prog or argparse.ArgumentParser().prog)
 
 
 def regrade_parser(prog):
@@ -162,7 +168,14 @@ def _interrupt(signum, frame):
 
 
 def main(argv=None, prog=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv, prog=prog)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == 'compare':     # two results side by side: no config, nothing runs
+        try:
+            return _compare(argv[1:], prog)
+        except UserFacingError as exc:
+            console.print(f'[bold red]error:[/] {exc}', highlight=False)
+            return EXIT_USER_ERROR
+    args = parse_args(argv, prog=prog)
     # SIGTERM (a scheduler, `kill`) stops a run as Ctrl-C does: tasks and jobs are stopped, and
     # what they finished is kept for -r.
     previous = None

@@ -73,8 +73,9 @@ def tiny_dataset(data_dir, **kw):
     return SciCodeDataset(path=str(data_dir), verify_sha256=False, **kw)
 
 
-def gold_predictions(dataset, wrong=()):
-    """Prediction records as the ReferenceModel would give; steps in `wrong` return garbage."""
+def gold_predictions(dataset, wrong=(), edit=None):
+    """Prediction records as the ReferenceModel would give; steps in `wrong` return garbage, and
+    `edit(step, code)` gives the code of each step from its gold code (planted bugs)."""
     from opencompass_scicode.inference.extract import extract_code
     preds = {}
     for problem in dataset.problems:
@@ -82,6 +83,8 @@ def gold_predictions(dataset, wrong=()):
             code = s.ground_truth_code
             if s.step_id in wrong:
                 code = s.function_header + '\n    return 12345'
+            elif edit is not None:
+                code = edit(s, code)
             preds[s.step_id] = {'step_id': s.step_id, 'code': extract_code(f'```python\n{code}\n```'),
                                 'program': None, 'error': None}
     return preds

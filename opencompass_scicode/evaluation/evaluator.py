@@ -5,6 +5,7 @@ pool (pool/) that runs them, turns each run into a record (verdict.py) and the
 records into metrics (metrics.py).
 """
 import os
+import queue
 import threading
 from typing import Literal, Optional, Union
 
@@ -23,6 +24,7 @@ from ..utils.checks import check_number
 from ..utils.parallel import PARALLEL_ENV
 from .environments import check_rule, combine
 from .metrics import score
+from .origin import OriginCheck, read_reference
 from .program import SIMPS_SHIM, code_prefix, dependency_imports, needs_simps_shim
 from .sharing import LocalVerdicts, SharedVerdicts, program_key, targets_identity, verdicts_dir
 from .verdict import record_for
@@ -69,6 +71,13 @@ class SciCodeEvaluator:
     environments: the scoring environments each step runs in (environments/: 'current' is this
         interpreter; another is built once into the data cache); environment_rule: how their
         verdicts make the step's: 'any', 'all' or one environment's name (evaluation/environments.py).
+    inherited_check: run a failed step once more with the gold code of its earlier steps in place
+        of the model's, and say in its record whether it then passes (inherited from an earlier
+        step) or not (its own bug); see origin.py. None (default): where gold code exists (the
+        validation split, or reference_code); True: the same, and an error where none does;
+        False: never. One extra step run per failed step; verdicts are the same either way.
+    reference_code: a JSON file {step id: code}, the gold code of steps the split has none for
+        (or to use instead of it), for inherited_check.
     A dataset's protocol (protocols/) fills in those its entry leaves out.
     """
 
@@ -85,7 +94,8 @@ class SciCodeEvaluator:
                  forensics: bool = StepJob.model_fields['forensics'].default,
                  later_tests_s: float = StepJob.model_fields['later_tests_s'].default,
                  prefilled_steps: Literal[PREFILLED_STEPS] = 'skipped',
-                 environments: Union[list, tuple] = (CURRENT,), environment_rule: str = 'any') -> None:
+                 environments: Union[list, tuple] = (CURRENT,), environment_rule: str = 'any',
+                 inherited_check: Optional[bool] = None, reference_code: Optional[str] = None) -> None:
         check_number('timeout', timeout, above=0, example=STEP_TIMEOUT_S)
         for name, value, example in (('max_workers', max_workers, 2), ('max_output_bytes', max_output_bytes, 65536),
                                      ('memory_limit_mb', memory_limit_mb, 8192), ('max_processes', max_processes, 64),
@@ -115,13 +125,20 @@ class SciCodeEvaluator:
                              drop_privileges=drop_privileges)
         self.forensics = bool(forensics)
         self.later_tests_s = float(later_tests_s)
+        if inherited_check not in (None, True, False):
+            raise ConfigError(f'inherited_check must be True, False or None, not {inherited_check!r}',
+                              key='inherited_check', fix='None (default): where gold code exists; False: never')
+        self.inherited_check = inherited_check
+        self.reference_code = str(reference_code) if reference_code is not None else None
+        self.reference = read_reference(reference_code) if reference_code is not None else None
         self.protections = {}
         self.scored_with = {}       # environment -> versions of python and the libraries, once evaluated
 
     def settings(self):
         return {'executor': self.executor_name, 'max_workers': self.max_workers,
                 'prefilled_mode': self.prefilled_mode, 'simps_shim': self.simps_shim,
-                **self.verdict_settings(), **self.forensics_settings(), **self.counting_settings()}
+                **self.verdict_settings(), **self.forensics_settings(), **self.counting_settings(),
+                'inherited_check': self.inherited_check, 'reference_code': self.reference_code}
 
     def counting_settings(self):
         """Settings that change which verdicts count and how, beside the official ones (left out
@@ -292,28 +309,70 @@ class SciCodeEvaluator:
         return [ensure(name, data_dir, say=say) for name in self.environments]
 
     def run_jobs(self, jobs, targets_path, on_step=None, verdicts=None, durations=None, n=1, run_root=None,
-                 environment=None, on_start=None):
+                 environment=None, on_start=None, origins=None):
         """Run jobs in the order the pool plans; (step_id, sample) -> StepRecord.
 
         A program another task of the run has already run (or is running) is not
         run again: its verdict is shared. `environment`: the scoring environment to run them in
-        (default: this interpreter).
+        (default: this interpreter). `origins` (an OriginCheck): each failed step is run once
+        more with the gold code of its earlier steps, in the same pool as soon as its verdict is
+        in (what the rerun says is kept in `origins`).
         """
         records = {}
+        pending = queue.Queue()           # verdicts to look at for a rerun, handed from the pool's threads
 
         def done(record):
             records[record.step_id, record.sample or 0] = record
             if on_step:
                 on_step(record)
+            if origins is not None:
+                pending.put(record)
 
         durations = durations or StepDurations(None)
         verdicts = verdicts if verdicts is not None else LocalVerdicts()
         pool = self.pool(verdicts, durations, run_root, environment)
         name = environment.name if environment is not None else CURRENT
-        pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts, name, on_start))
-        pool.close()
+        try:
+            pool.submit(self.submissions(jobs, targets_path, durations, done, n, verdicts, name, on_start))
+            if origins is not None:
+                _rerun_failed(pool, origins, pending, len(jobs),
+                              lambda rerun, to: self.submissions(rerun, targets_path, durations, to, n, verdicts,
+                                                                 name))
+        finally:
+            pool.close()
         self.protections = self.protections or pool.protections
         return records
+
+    def origin_check(self, dataset, predictions, targets):
+        """The OriginCheck of an evaluation, or None where inherited_check is off or no gold code
+        of the dataset's steps is at hand."""
+        if self.inherited_check is False:
+            return None
+        check = OriginCheck(dataset, predictions, self.reference,
+                            lambda problem, step, program: self._job(problem, step, program, targets))
+        if check.available:
+            return check
+        if self.inherited_check:
+            raise ConfigError(f'inherited_check=True needs gold code, and dataset {dataset.abbr!r} has none',
+                              key='inherited_check', fix="use split='validation', give reference_code='FILE.json', "
+                                                         'or leave inherited_check unset')
+        return None
+
+    def rerun_failed_in_environments(self, origins, records, targets_path, environments, verdicts=None,
+                                     durations=None, n=1, run_root=None):
+        """The inherited-or-own reruns after the steps were scored in several environments: each
+        rerun is scored as the step was (in every environment, combined by the rule)."""
+        reruns = {}
+        for key, record in records.items():
+            plan = origins.plan(record, key[1])
+            if plan is not None and plan[0] == 'own':
+                origins.found[key] = plan
+            elif plan is not None:
+                reruns[key] = plan[1]
+        if reruns:
+            found = self.run_in_environments(reruns, targets_path, environments, None, verdicts, durations, n,
+                                             run_root)
+            origins.found.update({key: ('rerun', record) for key, record in found.items()})
 
     def run_in_environments(self, jobs, targets_path, environments, on_step=None, verdicts=None, durations=None,
                             n=1, run_root=None, on_start=None):
@@ -376,15 +435,58 @@ class SciCodeEvaluator:
                 on_step(record)
         shared = SharedVerdicts(verdicts_dir(run_root)) if run_root else None
         durations = StepDurations(durations_path(dataset.data_dir))
-        records.update(self.run_in_environments(jobs, targets.path, environments, on_step,
-                                                shared or LocalVerdicts(), durations, n, run_root, on_start))
+        origins = self.origin_check(dataset, predictions, targets)
+        verdicts = shared or LocalVerdicts()
+        if origins is not None and [env.name for env in environments] == [CURRENT]:
+            # the reruns go to the same pool as soon as a verdict is in
+            records.update(self.run_jobs(jobs, targets.path, on_step, verdicts, durations, n, run_root,
+                                         on_start=on_start, origins=origins))
+        else:
+            scored = self.run_in_environments(jobs, targets.path, environments, on_step, verdicts, durations, n,
+                                              run_root, on_start)
+            records.update(scored)
+            if origins is not None:
+                self.rerun_failed_in_environments(origins, scored, targets.path, environments, verdicts, durations,
+                                                  n, run_root)
         if shared is not None:
             # Every step may have been run by another task: report its sandbox.
             if self.protections:
                 shared.put_meta('protections', self.protections)
             else:
                 self.protections = shared.get_meta('protections') or {}
-        return score(dataset.problems, records, n, ks, self.prefilled_steps)
+        out = score(dataset.problems, origins.annotate(records) if origins else records, n, ks, self.prefilled_steps)
+        if origins is not None:
+            out['origins'] = origins.counts()
+        return out
+
+
+# How often a wait for the inherited-or-own verdicts looks whether the pool can still send them.
+VERDICT_POLL_S = 1.0
+
+
+def _rerun_failed(pool, origins, pending, expected, submissions):
+    """Take each verdict as it comes (`expected` of them, then the reruns'): submit the rerun a
+    failed step needs, keep what comes back in `origins`; return when every run is in. The reruns
+    are submitted from this thread, never from the pool's, which hold its locks while they hand
+    verdicts over."""
+    waiting = expected
+    while waiting:
+        try:
+            item = pending.get(timeout=VERDICT_POLL_S)
+        except queue.Empty:
+            pool.check()                     # a pool whose threads stopped sends no more verdicts
+            continue
+        waiting -= 1
+        if isinstance(item, tuple):          # a rerun's verdict: (the failed step's key, its record)
+            origins.found[item[0]] = ('rerun', item[1])
+            continue
+        key = (item.step_id, item.sample or 0)
+        plan = origins.plan(item, key[1])
+        if plan is not None and plan[0] == 'own':
+            origins.found[key] = plan
+        elif plan is not None:
+            waiting += 1
+            pool.submit(submissions({key: plan[1]}, lambda record, key=key: pending.put((key, record))))
 
 
 def _judge(job, key, verdicts, done, sample):

@@ -108,22 +108,67 @@ def _why_not_run(status, failed, failed_test, program_done, after, run):
 
 
 def phrase(comparison):
-    """One line for the message: the values the failing comparison compared and how far apart."""
-    if not isinstance(comparison, dict) or not comparison.get('sides'):
+    """One line for the message: how the compared values differ, then the values themselves.
+
+    The difference comes first and is never cut (`3/1000 elements outside the tolerance, first
+    at [17] 1.5 vs 1.0, ...; max abs diff 0.5 at [17]`; for the official helpers, where:
+    `at [2]['energy']: ...`); the values after it are cut to what room PHRASE_CAP leaves."""
+    if not isinstance(comparison, dict):
         return ''
-    sides = [s for s in comparison['sides'] if isinstance(s, dict)][:2]
-    text = ' vs '.join(f'{s.get("expr", "?")} = {s.get("repr", "?")}' for s in sides)
-    diff = comparison.get('difference') or {}
-    if not isinstance(diff, dict):
-        diff = {}
-    first = diff.get('first_difference')
-    if isinstance(first, dict):
-        where = f'item {first["item"]}' if 'item' in first else f'key {first.get("key")}'
-        diff = {**first, 'at': where}
-    bits = [str(diff[k]) for k in ('shape_mismatch', 'length_mismatch') if diff.get(k)]
-    if 'max_abs_diff' in diff:
-        bits.append(f'max abs diff {diff["max_abs_diff"]}' + (f' at {diff["at"]}' if 'at' in diff else ''))
-    if diff.get('nan_mismatch'):
-        bits.append(f'{diff["nan_mismatch"]} NaN')
-    out = text + (f' ({"; ".join(bits)})' if bits else '')
-    return out if len(out) <= PHRASE_CAP else out[:PHRASE_CAP - 3] + '...'
+    sides = [s for s in comparison.get('sides') or () if isinstance(s, dict)][:2]
+    values = ' '.join(' vs '.join(f'{s.get("expr", "?")} = {s.get("repr", "?")}' for s in sides).split())
+    diff = comparison.get('difference')
+    told = difference_phrase(diff) if isinstance(diff, dict) else ''
+    if not told:
+        return _cut(values, PHRASE_CAP)
+    room = PHRASE_CAP - len(told) - 2
+    return told + (f'; {_cut(values, room)}' if values and room >= 20 else '')
+
+
+def difference_phrase(diff):
+    """How two compared values differ, in a line (empty when the summary says nothing of it)."""
+    from ..sandbox.comparisons import first_path
+    path, leaf = first_path(diff)
+    bits = [str(leaf[k]) for k in ('shape_mismatch', 'length_mismatch') if leaf.get(k)]
+    for key, side in (('keys_only_in_value', "the model's value"), ('keys_only_in_target', 'the target')):
+        if leaf.get(key):
+            bits.append(f'keys only in {side}: {", ".join(map(str, leaf[key]))}')
+    count = leaf.get('outside_tolerance', leaf.get('elements_differ'))
+    elements = leaf.get('elements')
+    if type(count) is int and type(elements) is int and elements > 1:
+        looked = leaf.get('elements_compared')
+        over = f'{looked} of {elements} looked at' if type(looked) is int else f'{elements}'
+        kind = 'outside the tolerance' if 'outside_tolerance' in leaf else 'differ'
+        firsts = [f'[{", ".join(map(str, e.get("index", [])))}] {_cut(str(a), 40)} vs {_cut(str(b), 40)}'
+                  for e in (leaf.get('first_differences') or [])[:3] if isinstance(e, dict)
+                  for a, b in [(e.get('values') or ['?', '?'])[:2]]]
+        bits.append(f'{count}/{over} elements {kind}' + (f', first at {", ".join(firsts)}' if firsts else ''))
+    if 'max_abs_diff' in leaf:
+        where = leaf.get('where')
+        at = f' at [{", ".join(map(str, where))}]' if isinstance(where, list) and where else ''
+        bits.append(f'max abs diff {leaf["max_abs_diff"]}{at}')
+    if leaf.get('nan_mismatch'):
+        bits.append(f'{leaf["nan_mismatch"]} NaN on one side')
+    if not bits and isinstance(leaf.get('sides'), list) and len(leaf['sides']) == 2:
+        bits.append(f'{_cut(str(leaf["sides"][0]), 40)} vs {_cut(str(leaf["sides"][1]), 40)}')
+    if not bits and leaf.get('note'):
+        bits.append(str(leaf['note']))
+    if not bits:
+        return ''
+    return ' '.join(((f'at {path}: ' if path else '') + '; '.join(bits)).split())
+
+
+def hung_phrase(stack):
+    """Where a timed-out step was, in a line: its innermost own frame (and the library it was in)."""
+    frames = (stack or {}).get('frames') if isinstance(stack, dict) else None
+    if not frames:
+        return ''
+    last = frames[-1]
+    inside = f' (inside {stack["inside"]})' if stack.get('inside') else ''
+    function = last.get('function')
+    place = f'in {function}, ' if function and function != '<module>' else ''
+    return _cut(f'it was {place}{last.get("file")} line {last.get("line")}: {last.get("code")}{inside}', PHRASE_CAP)
+
+
+def _cut(text, cap):
+    return text if len(text) <= cap else text[:max(cap - 3, 0)] + '...'

@@ -21,7 +21,8 @@ import signal
 from typing import NamedTuple, Optional
 
 from ..results import StepRecord
-from .forensics import phrase, step_facts
+from ..sandbox.tracebacks import hung_stack
+from .forensics import hung_phrase, phrase, step_facts
 
 _BY_ERROR = {'SyntaxError': 'syntax_error', 'IndentationError': 'syntax_error', 'TabError': 'syntax_error',
              'NameError': 'name_error', 'UnboundLocalError': 'name_error',
@@ -123,7 +124,12 @@ def record_for(job, run):
     n_tests = len(job.tests)
     verdict = decide(run, n_tests)
     facts = step_facts(run, n_tests, verdict.status, decided_part(run.events))
-    told = phrase(facts.get('comparison'))
+    if verdict.status == 'timeout' and run.stack:
+        sources = {'program.py': job.program, **{f'test_case_{i + 1}': t for i, t in enumerate(job.tests)}}
+        facts['timeout_stack'] = hung_stack(run.stack, sources)
+    told = phrase(facts.get('comparison')) or hung_phrase(facts.get('timeout_stack'))
+    joint = '; compared ' if facts.get('comparison') else '; '
     return StepRecord(job.step_id, verdict.status, run.returncode, run.duration_s, run.stdout, run.stderr,
-                      verdict.message + (f'; compared {told}' if told else ''), verdict.violation,
-                      category=verdict.category, error_type=verdict.error_type, **facts)
+                      verdict.message + (joint + told if told else ''), verdict.violation,
+                      category=verdict.category, error_type=verdict.error_type,
+                      targets_digest=run.targets_digest or None, **{k: v for k, v in facts.items() if v is not None})

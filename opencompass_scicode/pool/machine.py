@@ -131,6 +131,12 @@ class MachinePool:
         if self._failure is not None:
             raise self._failure
 
+    def check(self):
+        """Raise what stopped the pool's threads, if anything has: for a caller that waits on the
+        pool's verdicts in a queue of its own, so that it never waits for ones that cannot come."""
+        with self._changed:
+            self._raise_failure()
+
     # ------------------------------------------------------------ the connection
     def _ensure_connected(self):
         """(Caller holds _changed.) A connection, and the thread that reads what comes back."""

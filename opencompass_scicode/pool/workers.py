@@ -190,6 +190,12 @@ class StepPool:
         if self._failure is not None:
             raise self._failure
 
+    def check(self):
+        """Raise what stopped the pool's threads, if anything has: for a caller that waits on the
+        pool's verdicts in a queue of its own, so that it never waits for ones that cannot come."""
+        with self._changed:
+            self._raise_failure()
+
     def start(self):
         """Start the workers now (they start with the first submission otherwise): their imports
         then overlap whatever the caller does before it submits."""

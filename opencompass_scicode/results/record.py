@@ -6,7 +6,10 @@ process left behind (exit code, time, stdout and stderr, capped). A step that
 failed in a test also says which (`failed_test` of `tests_total`), on which line
 (`assertion`, and `raised_at`: the model's own line for an exception), what the
 failing assert compared (`comparison`) and how many of its tests pass
-(`tests_passed`; `tests_not_run` were not reached, `tests_note` says why).
+(`tests_passed`; `tests_not_run` were not reached, `tests_note` says why). A step stopped for
+its time limit says where it was (`timeout_stack`: the model's and the test's frames at that
+moment). Where gold code of the earlier steps was at hand, a failed step says whether it fails
+on its own or because of an earlier step (`origin`, evaluation/origin.py).
 
 It is a typed record (pydantic): a results file's steps are validated against
 it when read (results/schema.py). Fields it does not name are kept as they
@@ -71,6 +74,12 @@ class StepRecord(Record):
     raised_at: Optional[str] = Field(None, description="`program.py, line n, in f: <source>`: the model's line "
                                                        "that raised")
     comparison: Optional[dict] = Field(None, description='what the failing assert compared (sandbox/comparisons.py)')
+    timeout_stack: Optional[dict] = Field(None, description='where a timed-out step was: its own and its tests\' '
+                                                            'frames at the kill (sandbox/tracebacks.py)')
+    origin: Optional[dict] = Field(None, description='a failed step\'s own bug, or inherited from an earlier step '
+                                                     '(evaluation/origin.py)')
+    targets_digest: Optional[str] = Field(None, description='of the expected values its tests got (by value, '
+                                                            'whatever numpy)')
     environment_verdicts: Optional[dict] = Field(
         None, description="scored in several library environments: {environment: {'status', 'category', "
                           "'message'}}, the record itself being the one the environment rule chose "
@@ -78,7 +87,8 @@ class StepRecord(Record):
 
     OPTIONAL: ClassVar[tuple] = ('violation', 'shared', 'category', 'error_type', 'sample', 'tests_total',
                                 'tests_passed', 'tests_not_run', 'tests_note', 'failed_test', 'assertion',
-                                'raised_at', 'comparison', 'environment_verdicts')
+                                'raised_at', 'comparison', 'timeout_stack', 'origin', 'targets_digest',
+                                'environment_verdicts')
 
     def __init__(self, *args: Any, **fields: Any) -> None:
         if len(args) > len(_POSITIONAL):

@@ -4,9 +4,12 @@
 and the official helpers, which compare element by element as the official code does:
 `cmp_tuple_or_list` (equal length; per item: dict -> `are_dicts_close`, sparse -> dense
 allclose, bool -> ==, else allclose), `are_dicts_close` (same keys; per key), and
-`are_csc_matrix_close`. The first element that differs is named; the tolerance ratio (values.py)
-is taken over every element looked at, so a near miss means the whole comparison was within 10x
-its tolerance. Order comparisons (`<`, `is`, `in`, ...) show their sides only.
+`are_csc_matrix_close`. The first element that differs is named, and its place given as a path
+(`path`: `[2]['energy']`, item 2 then key 'energy'; lists within lists that are not arrays are
+looked into item by item) with its largest difference (`max_abs_diff`) beside it; the tolerance
+ratio (values.py) is taken over every element looked at, so a near miss means the whole
+comparison was within 10x its tolerance. Order comparisons (`<`, `is`, `in`, ...) show their
+sides only.
 
 Only plain data is looked into (values.py); an element of another kind stops the look with a
 note, since comparing it could run the step's own code.
@@ -21,6 +24,8 @@ SPARSE = ('csr_matrix', 'csc_matrix', 'bsr_matrix', 'coo_matrix', 'csr_array', '
 PLAIN_KEYS = (str, int, float, bool, type(None))
 DENSE_CAP = 10 ** 7                   # sparse matrices larger than this are not made dense here
 LOOK_S = 0.6                          # looking through elements or keys, in all
+# The official helpers, which compare containers element by element: their difference names a path.
+NESTED = ('cmp_tuple_or_list', 'are_dicts_close', 'are_csc_matrix_close')
 
 
 def _sparse(value):
@@ -92,6 +97,8 @@ class _Look:
         if type(left) is bool and type(right) in (bool, int):
             return left == right, {'sides': [values.short_repr(left), values.short_repr(right)]}
         detail = numbers(left, right, tol)
+        if detail is None and type(left) in (list, tuple) and type(right) in (list, tuple):
+            return self.sequences(left, right, tol)       # ragged, or not all numbers: item by item
         if detail is not None:
             if 'shape_mismatch' in detail and 'elements' not in detail:
                 self.complete = False
@@ -107,24 +114,27 @@ class _Look:
         return None, {'note': f'{values.type_name(left)} against {values.type_name(right)}: not compared here'}
 
     def sequences(self, a, b, tol):
+        """(same?, detail) of two lists or tuples under cmp_tuple_or_list's rule: equal length,
+        then item by item; same is None when it cannot be told here."""
         if type(a) not in (list, tuple) or type(b) not in (list, tuple):
             self.complete = False
-            return {'note': f'{values.type_name(a)} against {values.type_name(b)}: not looked into'}
+            return None, {'note': f'{values.type_name(a)} against {values.type_name(b)}: not looked into'}
         if len(a) != len(b):
             self.complete = False
-            return {'length_mismatch': f'{len(a)} items against {len(b)}'}
-        out = {'items': len(a)}
+            return False, {'length_mismatch': f'{len(a)} items against {len(b)}'}
+        out, same = {'items': len(a)}, True
         for index, (left, right) in enumerate(zip(a, b)):
             if index >= values.FIRST_ELEMENTS or self.late():
                 self.complete = False
-                break
-            same, detail = self.item(left, right, tol)
-            if same is None:
+                return (None if same else False), out
+            ok, detail = self.item(left, right, tol)
+            if ok is None:
                 out.setdefault('first_difference', {'item': index, **detail})
-                break
-            if not same and 'first_difference' not in out:
-                out['first_difference'] = {'item': index, **detail}
-        return out
+                return (None if same else False), out
+            if not ok:
+                same = False
+                out.setdefault('first_difference', {'item': index, **detail})
+        return same, out
 
     def dicts(self, a, b, tol):
         if type(a) is not dict or type(b) is not dict:
@@ -180,7 +190,7 @@ def explain(form, sides, options):
         out['difference'] = numbers(a, b, None, _equal_nan(options))
     elif name == 'cmp_tuple_or_list':
         out['tolerance'] = dict(values.DEFAULT_TOLERANCE)
-        out['difference'] = look.sequences(a, b, out['tolerance'])
+        out['difference'] = look.sequences(a, b, out['tolerance'])[1]
     elif name == 'are_dicts_close':
         positional = {'atol': options.get('atol', ...), 'rtol': options.get('rtol', ...)}
         out['tolerance'] = tol = tolerance(positional)
@@ -191,9 +201,36 @@ def explain(form, sides, options):
         out['difference'] = numbers(x, y, out['tolerance']) if x is not None and y is not None else None
     if out.get('difference') is None:
         out.pop('difference', None)
-    elif isinstance(out.get('tolerance'), dict):
+        return out
+    if name in NESTED:
+        _name_first(out['difference'], matrix=name == 'are_csc_matrix_close')
+    if isinstance(out.get('tolerance'), dict):
         out['near_miss'] = near_miss(out['difference'], look)
     return out
+
+
+def first_path(difference):
+    """(path, detail) of the first element that differs in a nested difference: the path in
+    Python's own subscript form (`[2]['energy']`: item 2, then key 'energy'), and the detail of
+    that element (itself where nothing is nested)."""
+    path, leaf = '', difference
+    while isinstance(leaf.get('first_difference'), dict):
+        leaf = leaf['first_difference']
+        path += f"[{leaf['item']}]" if 'item' in leaf else f"[{leaf.get('key')}]"
+    return path, leaf
+
+
+def _name_first(difference, matrix=False):
+    """On the difference of an official helper: `path` of the first element that differs and
+    its `max_abs_diff`, at the top where a reader looks first. Of a sparse `matrix`, the path is
+    the index of its first differing element."""
+    path, leaf = first_path(difference)
+    if matrix and difference.get('first_differences'):
+        path = str(difference['first_differences'][0]['index'])
+    if path:
+        difference['path'] = path
+        if leaf is not difference and 'max_abs_diff' in leaf:
+            difference['max_abs_diff'] = leaf['max_abs_diff']
 
 
 def near_miss(difference, look):

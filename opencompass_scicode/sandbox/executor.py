@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..utils.fingerprint import value_digest
 from ..utils.pythonpath import with_package
 from .job import Limits, StepJob
 from .leftovers import sweep_once, sweep_worker
@@ -49,6 +50,8 @@ class StepRun:
     import_s: float = 0.0                # of duration_s: the worker importing the step's modules
     busy_s: Optional[float] = None       # the worker's time on it, information after the verdict included
     imported: dict = field(default_factory=dict)   # module -> (seconds, watched modules it brought, clean)
+    stack: str = ''      # the step's Python stack (fault handler's text) when it was stopped for its time
+    targets_digest: str = ''   # of the expected values the step was given (pickled_targets)
 
 
 def worker_env(threads):
@@ -62,9 +65,11 @@ def worker_env(threads):
 
 
 def pickled_targets(job):
-    """The step's expected values, read here so that workers need neither h5py nor the file."""
-    targets = job.targets() if job.targets is not None else None
-    return pickle.dumps(list(targets or []), protocol=pickle.HIGHEST_PROTOCOL)
+    """(the step's expected values pickled, their digest): read here so that workers need neither
+    h5py nor the file. The digest (utils/fingerprint.py, value_digest) names the values whatever
+    library versions pickled them: a step whose targets changed says so in its record."""
+    targets = list((job.targets() if job.targets is not None else None) or [])
+    return pickle.dumps(targets, protocol=pickle.HIGHEST_PROTOCOL), value_digest(targets)
 
 
 def parse_events(text, nonce):
@@ -277,7 +282,7 @@ class _BaseExecutor:
                     blob = pickled_targets(job)
                 except Exception:
                     continue          # read again, and reported, when the job runs
-                total += len(blob)
+                total += len(blob[0])
                 if total > self.PREFETCH_BYTES:
                     return
                 self._prefetched[id(job)] = (job, blob)
@@ -304,7 +309,8 @@ class _BaseExecutor:
         except Exception as exc:
             return nonce, {'error': f'could not read the targets of step {job.step_id}: '
                                     f'{type(exc).__name__}: {exc}', 'duration_s': 0.0}
-        return nonce, job.payload(nonce, targets)
+        targets, digest = targets
+        return nonce, job.payload(nonce, targets, digest)
 
     @staticmethod
     def _to_run(result, nonce):
@@ -317,13 +323,16 @@ class _BaseExecutor:
         run.import_s = result.get('import_s', 0.0)
         run.busy_s = result.get('busy_s', run.duration_s)
         run.imported = result.get('imported', {})
+        run.stack = result.get('stack', '')
         return run
 
     def run(self, job, slot=0):
         """Run `job` on worker `slot`; one caller per slot at a time."""
         nonce, payload = self._payload(job)
         result = payload if 'error' in payload else self._execute(job, payload, slot)
-        return self._to_run(result, nonce)
+        run = self._to_run(result, nonce)
+        run.targets_digest = payload.get('targets_digest', '')
+        return run
 
     def __enter__(self):
         self.start()

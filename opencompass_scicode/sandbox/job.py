@@ -73,10 +73,11 @@ class StepJob(BaseModel):
         """A copy with `changes` (field: value) made."""
         return self.model_copy(update=changes)
 
-    def payload(self, nonce: str, targets: bytes) -> dict:
-        """The job as a worker reads it (sandbox/worker.py): plain data, the targets pickled."""
+    def payload(self, nonce: str, targets: bytes, targets_digest: str = '') -> dict:
+        """The job as a worker reads it (sandbox/worker.py): plain data, the targets pickled (and
+        the digest of their values, which the run record keeps)."""
         return {'step_id': self.step_id, 'program': self.program, 'tests': list(self.tests),
-                'dependencies': self.dependencies, 'targets': targets,
+                'dependencies': self.dependencies, 'targets': targets, 'targets_digest': targets_digest,
                 'preamble': self.preamble, 'guarded_names': list(self.guarded_names),
                 'modules': list(self.modules), 'nonce': nonce, 'threads': self.threads,
                 'forensics': self.forensics, 'later_tests_s': self.later_tests_s if self.forensics else 0.0,

@@ -4,9 +4,11 @@ source text, and no frames of the harness that ran them.
 The program and the tests are compiled from strings (`program.py`, `test_case_3`), so Python
 alone would print their line numbers without the code; their texts are lent to linecache while
 a traceback is formatted. The lines are those Python reports, so a traceback reads as the
-official program's would, frame for frame, minus ours.
+official program's would, frame for frame, minus ours. A step stopped for its time limit has
+no traceback: `hung_stack` reads the stack the fault handler wrote for it instead.
 """
 import linecache
+import re
 import traceback
 from pathlib import Path
 
@@ -81,3 +83,60 @@ def innermost(exc, filename):
     if found is None and isinstance(exc, SyntaxError) and exc.filename == filename and exc.lineno:
         found = (exc.lineno, None, None)
     return found
+
+
+# A frame line of the fault handler's stack: `  File "program.py", line 5 in f`.
+_FRAME = re.compile(r'^  File "(?P<file>[^"\n]{1,300})", line (?P<line>\d{1,9}) in '
+                    r'(?P<function><[a-z]{1,20}>|[A-Za-z_]\w{0,199})$')
+_HEADER = re.compile(r'^(Stack|Current thread 0x[0-9a-f]+) \(most recent call first\):$')
+OWN_FILE = re.compile(r'^(program\.py|test_case_\d{1,6})$')
+HUNG_FRAMES_CAP = 24
+
+
+def hung_stack(text, sources):
+    """Where a step that ran out of time was: the fault handler's `text` (worker_watch.py), cut
+    to the step's own frames (the model's `program.py` and the test it was in), outermost
+    first, each with its source line from `sources` ({file name: text compiled under it}), or
+    None when the text holds none of them.
+
+    {'frames': [{'file', 'line', 'function', 'code'}], 'inside': the innermost frame when it is
+    not the step's own (a library the model's code called: `numpy/linalg/_linalg.py, line 400,
+    in solve`), 'frames_left_out': own frames beyond HUNG_FRAMES_CAP (deep recursion)}. The text
+    comes from the step's process: only lines of the fault handler's form are read, and the
+    code shown is ours, never the text's."""
+    frames, reading = [], False
+    for line in (text or '').splitlines():
+        if _HEADER.match(line):       # the last stack written is the fault handler's
+            frames, reading = [], True
+            continue
+        match = _FRAME.match(line) if reading else None
+        if match:
+            frames.append((match['file'], int(match['line']), match['function']))
+        else:
+            reading = False
+    frames.reverse()                     # the fault handler prints the innermost frame first
+    own = [f for f in frames if OWN_FILE.match(f[0])]
+    if not own:
+        return None
+    lines = {name: text.splitlines() for name, text in sources.items()}
+
+    def code(name, number):
+        body = lines.get(name) or []
+        return body[number - 1].strip()[:LINE_CAP] if 0 < number <= len(body) else ''
+    out = {'frames': [{'file': name, 'line': number, 'function': function, 'code': code(name, number)}
+                      for name, number, function in own[-HUNG_FRAMES_CAP:]]}
+    if len(own) > HUNG_FRAMES_CAP:
+        out['frames_left_out'] = len(own) - HUNG_FRAMES_CAP
+    innermost = frames[-1]
+    if not OWN_FILE.match(innermost[0]) and str(HERE) not in innermost[0]:
+        out['inside'] = f'{_library_path(innermost[0])}, line {innermost[1]}, in {innermost[2]}'
+    return out
+
+
+def _library_path(path):
+    """A library file's path from its package on (`numpy/linalg/_linalg.py`), as its reader knows it."""
+    for marker in ('site-packages/', 'dist-packages/', 'lib/python'):
+        if marker in path:
+            rest = path.split(marker, 1)[1]
+            return rest.split('/', 1)[1] if marker == 'lib/python' and '/' in rest else rest
+    return path

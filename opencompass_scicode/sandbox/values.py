@@ -11,6 +11,13 @@ many elements they cover).
 Tolerances are those the comparison used: `np.allclose`/`np.isclose` defaults (rtol 1e-5, atol
 1e-8) or the given ones; `==` compares exactly. The tolerance ratio is the largest
 |a - b| / (atol + rtol * |b|): above 1 the comparison fails; below 10 it is a near miss.
+
+For two arrays the summary says how many elements differ out of how many, which differ first
+(index and both values, in the arrays' order) and where the largest difference is and how
+large: a reader of a 1000-element result sees `3/1000` and the three indices, not two reprs
+cut at a dozen elements each. `where` is the index of the largest absolute difference (and
+`values_at` the values there); where the largest difference relative to the tolerance is
+elsewhere, `tolerance_ratio_at` says where.
 """
 import math
 import reprlib
@@ -24,6 +31,7 @@ CHUNK = 1 << 18
 ARRAY_BUDGET_S = 0.3            # per pair of arrays compared
 DEFAULT_TOLERANCE = {'rtol': 1e-5, 'atol': 1e-8}
 FIRST_ELEMENTS = 1000           # elements of a tuple or list looked through for the first difference
+FIRST_SHOWN = 5                 # differing elements of an array named by index, with both values
 
 
 def _np():
@@ -186,7 +194,7 @@ def arrays(a, b, tolerance=None, equal_nan=False):
     except ValueError:
         return {'shape_mismatch': f'shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast'}
     total = x.size
-    worst = {'abs': -1.0, 'rel': 0.0, 'ratio': 0.0, 'at': None, 'ratio_at': None, 'nan_at': None}
+    worst = {'abs': -1.0, 'rel': 0.0, 'ratio': 0.0, 'at': None, 'ratio_at': None, 'nan_at': None, 'first': []}
     outside = nan_mismatch = done = 0
     started = time.monotonic()
     flat_x, flat_y = x.flat, y.flat
@@ -206,15 +214,30 @@ def arrays(a, b, tolerance=None, equal_nan=False):
     if nan_mismatch:
         out['nan_mismatch'] = nan_mismatch
     if worst['at'] is not None:
-        at = worst['ratio_at'] if tolerance and worst['ratio_at'] is not None else worst['at']
+        at = worst['at']
         if worst['abs'] <= 0 and worst['nan_at'] is not None:      # the only difference is a NaN
             at = worst['nan_at']
-        index = [int(i) for i in np.unravel_index(at, x.shape)] if x.shape else []
+        index = _index(at, x.shape)
         out.update(max_abs_diff=number(worst['abs']), max_rel_diff=number(worst['rel']), where=index,
                    values_at=[short_repr(x[tuple(index)].item()), short_repr(y[tuple(index)].item())])
         if tolerance:
             out['tolerance_ratio'] = number(worst['ratio'])
+            if worst['ratio_at'] is not None and worst['ratio_at'] != at and worst['abs'] > 0:
+                out['tolerance_ratio_at'] = _index(worst['ratio_at'], x.shape)   # small values, tight tolerance
+    if worst['first'] and total > 1:
+        out['first_differences'] = [_element(x, y, at) for at in worst['first']]
     return out
+
+
+def _index(flat_index, shape):
+    np = _np()
+    return [int(i) for i in np.unravel_index(flat_index, shape)] if shape else []
+
+
+def _element(x, y, flat_index):
+    """{'index', 'values': [the value's, the target's]} of one element of two same-shaped arrays."""
+    index = tuple(_index(flat_index, x.shape))
+    return {'index': list(index), 'values': [short_repr(x[index].item()), short_repr(y[index].item())]}
 
 
 def _float(chunk):
@@ -224,7 +247,8 @@ def _float(chunk):
 
 def _chunk(x, y, offset, tolerance, equal_nan, worst):
     """(elements outside the tolerance, elements NaN on one side) of one chunk; updates `worst`
-    (largest absolute and relative difference, largest tolerance ratio, and where)."""
+    (largest absolute and relative difference, largest tolerance ratio, and where; the first
+    FIRST_SHOWN elements that differ)."""
     np = _np()
     with np.errstate(all='ignore'):
         both_nan = np.isnan(x) & np.isnan(y)
@@ -239,9 +263,13 @@ def _chunk(x, y, offset, tolerance, equal_nan, worst):
             allowed = tolerance['atol'] + tolerance['rtol'] * scale
             ratio = np.where(allowed > 0, diff / np.where(allowed > 0, allowed, 1.0),
                              np.where(diff > 0, np.inf, 0.0))
-            outside = int((~ok).sum())
+            bad = ~ok
         else:
-            outside = int((~same).sum())
+            bad = ~same
+        outside = int(bad.sum())
+        wanted = FIRST_SHOWN - len(worst['first'])
+        if outside and wanted > 0:
+            worst['first'].extend(offset + int(i) for i in np.flatnonzero(bad)[:wanted])
         if diff.size:
             at = int(np.argmax(diff))
             if diff[at] > worst['abs']:

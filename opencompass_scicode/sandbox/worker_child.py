@@ -5,13 +5,22 @@ own: it never returns (it exits 70 if anything before or around the harness
 fails, 71 if the harness returns), and the order of its lock-down is part of
 the sandbox. Its own session and death with the worker come first; then its
 descriptors (output on 1 and 2, the report channel on 3, the Landlock ruleset
-on 4, nothing else), environment and directory; then the resource limits, the
-network, Landlock and, last, the drop of privileges (leaving the network and
-handing the step its directory need the root it gives up).
+on 4, the stack pipe on 5, nothing else), environment and directory; then the
+resource limits, the network, Landlock and, last, the drop of privileges
+(leaving the network and handing the step its directory need the root it gives up).
+
+With forensics on, the standard library's fault handler is set to write the
+step's Python stack to the stack pipe on STACK_SIGNAL: the worker sends it just
+before it kills a step whose time is up (worker_watch.py), so that the record
+says where the step hung. It is written by the handler in C, whatever the
+step's Python code is doing (even inside a long numpy call). What the step
+writes there itself is only ever shown as text; it cannot change a verdict.
 """
+import fcntl
 import json
 import os
 import random
+import signal
 import sys
 
 from . import worker_state as state
@@ -19,16 +28,21 @@ from .worker_reaper import count_user_processes
 
 LANDLOCK_FD = 4
 REPORT_FD = 3
+STACK_FD = 5
+STACK_SIGNAL = signal.SIGUSR2
 
 
-def child_main(job, workdir, out_w, err_w, rep_w, cgroups):
+def child_main(job, workdir, out_w, err_w, rep_w, stack_w, cgroups):
     """In the forked child: lock down, then hand over to the harness. Never returns."""
     try:
         from . import harness, lockdown as sandbox
         os.setsid()
         sandbox.die_with_parent()
         limits = job['limits']
-        landlock_fd = _take_descriptors(limits, out_w, err_w, rep_w)
+        landlock_fd = _take_descriptors(limits, out_w, err_w, rep_w, stack_w)
+        if job.get('forensics'):
+            import faulthandler
+            faulthandler.register(STACK_SIGNAL, file=STACK_FD, all_threads=False)
         _enter(workdir)
         protections = _lock_down(sandbox, limits, workdir, cgroups, landlock_fd)
         _reseed()
@@ -47,9 +61,10 @@ def child_main(job, workdir, out_w, err_w, rep_w, cgroups):
     os._exit(71)
 
 
-def _take_descriptors(limits, out_w, err_w, rep_w):
+def _take_descriptors(limits, out_w, err_w, rep_w, stack_w):
     """Report on 3, output on 1 and 2, nothing on 0, the Landlock ruleset on 4 if it is to be
-    used (its descriptor, else None); every other descriptor closed."""
+    used (its descriptor, else None), the stack pipe on 5; every other descriptor closed."""
+    stack_w = fcntl.fcntl(stack_w, fcntl.F_DUPFD, 256)   # out of the way of the dup2s below
     os.dup2(rep_w, REPORT_FD)
     os.dup2(out_w, 1)
     os.dup2(err_w, 2)
@@ -59,8 +74,11 @@ def _take_descriptors(limits, out_w, err_w, rep_w):
     if state.LANDLOCK[0] is not None and limits.get('landlock', True):
         os.dup2(state.LANDLOCK[0], LANDLOCK_FD)
         landlock_fd = LANDLOCK_FD
+    else:
+        os.closerange(LANDLOCK_FD, LANDLOCK_FD + 1)
+    os.dup2(stack_w, STACK_FD)
     # the worker's pipes, the targets file, ...
-    os.closerange(LANDLOCK_FD + 1 if landlock_fd else LANDLOCK_FD, 65536)
+    os.closerange(STACK_FD + 1, 65536)
     sys.stdout = open(1, 'w', encoding='utf-8', errors='backslashreplace', closefd=False)
     sys.stderr = open(2, 'w', encoding='utf-8', errors='backslashreplace', closefd=False)
     return landlock_fd

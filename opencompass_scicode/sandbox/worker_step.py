@@ -105,18 +105,20 @@ def import_for_children(modules, watch=()):
 
 
 def _fork_step(job, workdir, cgroups):
-    """Fork the step's child; its pid and the read ends of its stdout, stderr and report pipes."""
+    """Fork the step's child; its pid and the read ends of its stdout, stderr, report and stack
+    pipes (the stack pipe: where the step's Python stack is written when its time is up)."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     rep_r, rep_w = os.pipe()
+    stack_r, stack_w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
-        child_main(job, workdir, out_w, err_w, rep_w, cgroups)
-    for fd in (out_w, err_w, rep_w):
+        child_main(job, workdir, out_w, err_w, rep_w, stack_w, cgroups)
+    for fd in (out_w, err_w, rep_w, stack_w):
         os.close(fd)
-    return pid, (out_r, err_r, rep_r)
+    return pid, (out_r, err_r, rep_r, stack_r)
 
 
 def _reap_step(pid):

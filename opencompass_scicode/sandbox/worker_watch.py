@@ -1,22 +1,31 @@
 """Watching a running step from the worker: its output, its clock, and why it ended.
 
-The worker waits on the step's three pipes (stdout, stderr and the harness's
+The worker waits on the step's pipes (stdout, stderr and the harness's
 report), on the step's pidfd and on the host's job channel at once. The step
 ends when it exits, when its time is up, when it has more processes than
 allowed (counted here wherever no `pids` cgroup holds the step) or when the
 host is gone. Once the harness reports the verdict decided, the step may go
 on for information on a clock of its own (forensics.extra_time); running out
 of that is no time-out. Output is kept capped, head and tail.
+
+Just before a step is stopped for its time limit (with forensics on), the worker
+asks it for its Python stack (worker_child.py) and reads it from the stack pipe
+for at most STACK_WAIT_S; then the step is killed as before.
 """
 import json
 import os
 import select
+import signal
 import time
 
 from .forensics import extra_time
+from .worker_child import STACK_SIGNAL
 from .worker_reaper import count_descendants
 
 INFO_GRACE_S = 0.5       # after the information time: for the harness to report and leave
+STACK_WAIT_S = 1.0       # for the step's stack once asked (it comes within milliseconds)
+STACK_QUIET_S = 0.1      # no more of it this long after its first bytes: it is all there
+STACK_CAP = 16 * 1024
 
 
 class CappedBuffer:
@@ -78,11 +87,13 @@ class StepWatch:
     """
 
     def __init__(self, job, started, pipes, poll_procs):
-        self.out_r, self.err_r, self.rep_r = pipes
+        self.out_r, self.err_r, self.rep_r, self.stack_r = pipes
         cap = job['limits'].get('max_output_bytes', 64 * 1024)
         self.buffers = {self.out_r: CappedBuffer(cap), self.err_r: CappedBuffer(cap),
                         self.rep_r: CappedBuffer(1 << 20)}
         self.open_fds = set(self.buffers)
+        self.stack = CappedBuffer(STACK_CAP)
+        self.wants_stack = bool(job.get('forensics'))
         self.started = started
         self.deadline = started + job['limits']['timeout']
         self.later_tests_s = job.get('later_tests_s', 0)
@@ -96,6 +107,8 @@ class StepWatch:
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
                 self.timed_out = self.decision.at is None  # after the verdict, the end of its information time
+                if self.timed_out and self.wants_stack:
+                    self.take_stack(pidfd)
                 return
             if self.poll_procs and count_descendants(os.getpid()) > self.poll_procs:
                 self.too_many = self.decision.at is None
@@ -108,6 +121,27 @@ class StepWatch:
             self._read([fd for fd in ready if fd != pidfd])
             if pidfd in ready:
                 _, self.status = os.waitpid(pid, 0)
+
+    def take_stack(self, pidfd):
+        """Ask the step for its Python stack and read it (the step is killed afterwards)."""
+        try:
+            signal.pidfd_send_signal(pidfd, STACK_SIGNAL)
+        except OSError:              # it is gone already
+            return
+        end = time.monotonic() + STACK_WAIT_S
+        while True:
+            wait = end - time.monotonic()
+            if self.stack.head:
+                wait = min(wait, STACK_QUIET_S)
+            if wait <= 0:
+                return
+            ready, _, _ = select.select([self.stack_r], [], [], wait)
+            if not ready:
+                return
+            data = os.read(self.stack_r, 65536)
+            if not data:
+                return
+            self.stack.feed(data)
 
     def _read(self, fds):
         for fd in fds:
@@ -130,10 +164,11 @@ class StepWatch:
                 if not data:
                     break
                 self.buffers[fd].feed(data)
-        for fd in self.buffers:
+        for fd in (*self.buffers, self.stack_r):
             os.close(fd)
 
     def texts(self):
-        """{'stdout', 'stderr', 'report'}: what the step wrote, capped."""
+        """{'stdout', 'stderr', 'report', 'stack'}: what the step wrote, capped (the stack: its
+        Python stack when it was stopped for its time limit, else empty)."""
         return {'stdout': self.buffers[self.out_r].text(), 'stderr': self.buffers[self.err_r].text(),
-                'report': self.buffers[self.rep_r].text()}
+                'report': self.buffers[self.rep_r].text(), 'stack': self.stack.text()}

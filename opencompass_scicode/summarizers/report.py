@@ -20,25 +20,34 @@ paragraph: a text is a list of runs of paragraph numbers. A chunk is decoded
 when one of its steps is shown, or all of them when the search looks into code.
 The records are gathered file by file while the summary reads the results
 files (`Records`), so no more than one file's step records are held at a time.
+
+Comparisons (compare.py, as `opencompass-scicode compare` prints them): each run shown beside
+this one against it (A: the other run, B: this one) and each model against the first (A: the
+first), per dataset: counts of fixed, broken and changed steps, the paired difference, and each
+step that changed with its one-line reason and links to both records. A step's link is
+`#step=<run>|<model>|<dataset>|<step id>|<sample>`: the page opens that step's detail.
 """
 import base64
 import gzip
 import secrets
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 from pydantic_core import to_json
 
 from ..results import CATEGORIES
-from .results_files import is_results
 from ..utils.writes import write_whole
+from .compare import compare as compare_steps, counts_line, rates_table, step_sides
+from .results_files import is_results
 
 TEMPLATE_DIR = Path(__file__).with_name('templates')
 RECORD_FIELDS = ('status', 'category', 'error_type', 'message', 'duration_s', 'returncode', 'stdout',
                  'stderr', 'violation', 'shared', 'failed_test', 'tests_total', 'tests_passed', 'tests_not_run',
-                 'tests_note', 'assertion', 'raised_at', 'comparison')
+                 'tests_note', 'assertion', 'raised_at', 'comparison', 'timeout_stack', 'origin')
 # Fields of a step's record that stay out of the index: shown in the step's detail only.
-DETAIL_FIELDS = ('stdout', 'stderr', 'comparison', 'prompt', 'response', 'code', 'reasoning', 'error')
+DETAIL_FIELDS = ('stdout', 'stderr', 'comparison', 'timeout_stack', 'prompt', 'response', 'code', 'reasoning',
+                 'error')
 INDEX_FIELDS = tuple(k for k in RECORD_FIELDS if k not in DETAIL_FIELDS)
 PARAGRAPH = '\n\n'
 
@@ -87,13 +96,19 @@ class Records:
         self.runs = []
         self.index = []
         self.chunks = {}        # (dataset, problem id) -> _Chunk
+        self.sides = {}         # (run, model, dataset) -> its steps as comparisons see them
+        self.rates = {}         # (run, model, dataset) -> its results without step records
 
     def reader(self, run):
         self.runs.append(run)
         return lambda model, dataset, results: self.add(run, model, dataset, results)
 
     def add(self, run, model, dataset, results) -> None:
-        """Take the step records of one results file (a ResultsFile) of `run`."""
+        """Take the step records of one results file (a ResultsFile) of `run`, and what a
+        comparison needs of it (its steps as compared; the file itself, whose step records the
+        summary lets go once read)."""
+        self.sides[run, model, dataset] = step_sides(results)
+        self.rates[run, model, dataset] = results
         for problem in results.problems:
             key = (dataset, problem.problem_id)
             chunk = self.chunks.get(key)
@@ -104,7 +119,7 @@ class Records:
                     'problem_id': problem.problem_id, 'tests': step.tests, 'gold_code': step.gold_code})
                 answer = step.answer
                 usage = answer.usage or {}
-                details = {k: getattr(step, k) for k in ('stdout', 'stderr', 'comparison')
+                details = {k: getattr(step, k) for k in ('stdout', 'stderr', 'comparison', 'timeout_stack')
                            if getattr(step, k) not in (None, '')}
                 details.update({'prompt': answer.prompt, 'response': answer.response,
                                 'code': answer.program or answer.code,
@@ -117,11 +132,39 @@ class Records:
                     'tokens': [usage.get('prompt_tokens'), usage.get('completion_tokens')],
                     'chunk': key, 'at': chunk.add({k: v for k, v in details.items() if v is not None})})
 
-    def payload(self):
-        """(the index, [packed chunks]) for the page."""
+    def comparisons(self):
+        """The comparison views, and {(run, model, dataset, problem, step, sample): (change, reason)}
+        of the runs compared with this one, for their grid cells."""
+        models = [m['abbr'] for m in self.cfg['models']]
+        datasets = [d['abbr'] for d in self.cfg['datasets']]
+        this, views, marks = self.runs[0] if self.runs else None, [], {}
+        pairs = [((other, m, d), (this, m, d), True) for other in self.runs[1:] for m in models for d in datasets]
+        pairs += [((this, models[0], d), (this, m, d), False) for m in models[1:] for d in datasets]
+        for a, b, across_runs in pairs:
+            if a not in self.sides or b not in self.sides:
+                continue
+            found = compare_steps(self.sides[a], self.sides[b], self.rates[a], self.rates[b])
+            head, rates = rates_table(found)
+            views.append({'a': _label(a, across_runs), 'b': _label(b, across_runs), 'across_runs': across_runs,
+                          'counts': found['counts'], 'counts_line': counts_line(found), 'rates_head': head,
+                          'rates': rates, 'dataset': b[2],
+                          'steps': [dict(s, link_a=_anchor(a, s), link_b=_anchor(b, s)) for s in found['steps']]})
+            if across_runs:
+                for step in found['steps']:
+                    for side in (a, b):
+                        marks.setdefault((*side, step['problem_id'], step['step_id'], step['sample']),
+                                         (step['change'], step['reason']))
+        return views, marks
+
+    def payload(self, marks=None):
+        """(the index, [packed chunks]) for the page; `marks`: comparisons' verdicts on cells."""
         numbers = {key: i for i, key in enumerate(self.chunks)}
         records = [dict(r, chunk=numbers[r['chunk']]) for r in self.index]
-        _mark_differences(records)
+        for r in records:
+            mark = (marks or {}).get((r['run'], r['model'], r['dataset'], str(r['problem_id']), r['step_id'],
+                                      r['sample'] or 0))
+            if mark:
+                r['differs'], r['change'], r['reason'] = True, *mark
         order = {d['abbr']: i for i, d in enumerate(self.cfg['datasets'])}
         records.sort(key=lambda r: (order[r['dataset']], _step_key(r['step_id']), r['sample']))
         index = {'models': [m['abbr'] for m in self.cfg['models']],
@@ -149,14 +192,15 @@ def _records_of(cfg, runs):
     return records
 
 
-def _mark_differences(records):
-    """A step whose verdict is not the same in every compared run gets `differs`."""
-    verdicts = {}
-    for r in records:
-        verdicts.setdefault((r['model'], r['dataset'], r['step_id'], r['sample']), set()).add(r['status'])
-    for r in records:
-        if len(verdicts[r['model'], r['dataset'], r['step_id'], r['sample']]) > 1:
-            r['differs'] = True
+def _label(side, across_runs):
+    run, model, dataset = side
+    return f'run {run} · {model}' if across_runs else model
+
+
+def _anchor(side, step):
+    """The fragment of one step's record on the page (the script opens it)."""
+    run, model, dataset = side
+    return f'step={quote("|".join(map(str, (run, model, dataset, step["step_id"], step["sample"]))), safe="|")}'
 
 
 def _step_key(step_id):
@@ -216,7 +260,8 @@ def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=(), tabl
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     if records is None:
         records = _records_of(cfg, [(run_dir.timestamp, collected), *compare])
-    index, chunks = records.payload()
+    views, marks = records.comparisons()
+    index, chunks = records.payload(marks)
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=select_autoescape(['html', 'j2']))
     page = env.get_template('report.html.j2').render(
         title=f'SciCode report: run {run_dir.timestamp}', nonce=secrets.token_urlsafe(16),
@@ -235,7 +280,7 @@ def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=(), tabl
                                                              'interval over the problems both scored)'),
                                             ('pass_at_k', 'pass@k over samples (%)'))
                       if (tables or {}).get(name, ([], []))[1]],
-        payload=_packed(index), chunks=chunks)
+        comparisons=views, payload=_packed(index), chunks=chunks)
     path = run_dir.summary_path('html').with_name(f'report_{run_dir.timestamp}.html')
     write_whole(path, page)
     return path

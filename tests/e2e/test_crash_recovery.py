@@ -35,6 +35,13 @@ def _owner(path):
     return int(pid) if pid.isdigit() else None
 
 
+def _leftovers():
+    """Work roots and worker cgroups whose owner is gone."""
+    return {p for p in [*Path('/tmp').glob('scicode-steps-*'),
+                        *Path('/sys/fs/cgroup').glob('*/**/scicode-worker-*')]
+            if _owner(p) is not None and not alive([_owner(p)])}
+
+
 def _wait_for_steps_running(proc, timeout=120):
     """Until a worker below run.py runs a step (its work root holds a step directory)."""
     def steps_running():
@@ -77,12 +84,12 @@ def test_killing_run_py_stops_its_tasks_workers_and_steps(official_data, tmp_pat
 
 
 def test_a_run_killed_mid_evaluation_leaves_nothing_behind_after_resume(official_data, tmp_path):
+    # Leftovers of other processes (another job's cgroup tree, say) are not this run's to sweep.
+    before = _leftovers()
     cfg, work, proc = _sleeping_run(tmp_path)
     _wait_for_steps_running(proc)
     power_cut(proc)
-    stale = {p for p in [*Path('/tmp').glob('scicode-steps-*'),
-                         *Path('/sys/fs/cgroup').glob('*/**/scicode-worker-*')]
-             if _owner(p) is not None and not alive([_owner(p)])}
+    stale = _leftovers() - before
     assert any(p.name.startswith('scicode-steps-') for p in stale), 'no work roots left to sweep'
     done = run_cli([cfg, '-w', work, '-r'], timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from helpers import DATA, config_file, only_run, run_cli
+from helpers import DATA, config_file, gold_predictions, only_run, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -158,22 +158,32 @@ def test_compare_shows_runs_side_by_side_and_marks_what_differs(report_run, tmp_
     path = other / 'results' / 'ref' / 'val.json'
     results = json.loads(path.read_text())
     step = results['problems'][0]['steps'][0]
-    step.update(status='fail', category='wrong_value')           # the other run got 1.1 wrong
+    step.update(status='fail', category='wrong_value', targets_digest='0' * 16)   # other targets, same code
     path.write_text(json.dumps(results))
     cfg = next((run_dir.parent.parent).glob('cfg.py'))
     proc = run_cli([cfg, '-w', run_dir.parent, '-m', 'viz', '-r', run_dir.name, '--compare', other.name])
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = next((run_dir / 'summary').glob('report_*.html'))
-    cells = _cells(_dom(report))
+    dom = _dom(report)
+    cells = _cells(dom)
     assert {c['data-run'] for c in cells} == {run_dir.name, other.name}
     assert len(cells) == 2 * 2 * 2 * 6
-    differs = {(c['data-run'], c['data-model'], c['data-dataset'], c['data-step-id'])
+    differs = {(c['data-run'], c['data-model'], c['data-dataset'], c['data-step-id'], c.get('data-reason'))
                for c in cells if c['data-differs'] == '1'}
-    assert differs == {(run_dir.name, 'ref', 'val', '1.1'), (other.name, 'ref', 'val', '1.1')}
+    why = 'targets only (the targets digest differs)'
+    assert differs == {(run_dir.name, 'ref', 'val', '1.1', why), (other.name, 'ref', 'val', '1.1', why)}
+    views = {(a['data-a'], a['data-b'], a['data-dataset']): a for tag, a in dom.elements
+             if 'comparison-view' in a.get('class', '').split()}
+    fixed = views[f'run {other.name} · ref', f'run {run_dir.name} · ref', 'val']
+    assert (fixed['data-fixed'], fixed['data-broken'], fixed['data-unchanged']) == ('1', '0', '5')
     shown = [c for c in _cells(_dom(report, '#differs=1')) if 'hidden' not in c]
     assert len(shown) == 2
     bad = run_cli([cfg, '-w', run_dir.parent, '-m', 'viz', '-r', run_dir.name, '--compare', 'no_such_run'])
     assert bad.returncode == 2 and 'holds no results' in bad.stderr
+    # the command line pairs the two runs' ref explicitly, and says the same
+    proc = run_cli(['compare', other.name, run_dir.name, '-w', run_dir.parent, '--model', 'ref', '--dataset', 'val'])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert '1 fixed, 0 broken, 0 changed, 5 unchanged (6 steps paired)' in proc.stdout and why in proc.stdout
 
 
 @needs_chromium
@@ -207,3 +217,127 @@ def test_a_value_holding_markup_shows_as_text(report_run):
     assert "the model's value" in text and "'<script>document.body.setAttribute(" in text
     assert not [attrs for tag, attrs in dom.elements if tag == 'script' and 'nonce' not in attrs
                 and attrs.get('type') != 'application/octet-stream']
+
+
+# ------------------------------------------------------------ the second pass of forensics, and comparisons
+# Planted bugs in validation problems (as tests/unit/test_origin.py plants them), and a step that hangs in
+# a named function. 10.11's gold code takes 10-20 s: both models answer it with a stub.
+PLANTED = {'10.2': ('xyz @ latvec', '(xyz + 1) @ latvec'),
+           '10.7': ('gweights = gweights_all[mask_weight]', 'gweights = gweights_all[mask_weight] * 1.01'),
+           '70.6': ('2.0*cmath.sqrt(h2)', '2.01*cmath.sqrt(h2)')}
+HANGS = 'def _settle(v):\n    while True:\n        pass\n\ndef normalize(v):\n    return _settle(v)\n'
+
+
+def _planted(step, code):
+    if step.step_id == '10.11':
+        return step.function_header + '\n    return 0.0'
+    if step.step_id == '29.1':
+        return HANGS
+    return code.replace(*PLANTED[step.step_id]) if step.step_id in PLANTED else code
+
+
+def _stubbed(step, code):
+    return step.function_header + '\n    return 0.0' if step.step_id == '10.11' else code
+
+
+@pytest.fixture(scope='module')
+def forensics_report(tmp_path_factory, official_data):
+    """A run's results as its eval tasks write them (real evaluations, written here), for two
+    models, 'gold' and 'planted'; then its summary and report, as `-m viz` makes them."""
+    from opencompass_scicode.datasets import SciCodeDataset
+    from opencompass_scicode.evaluation import SciCodeEvaluator
+    from opencompass_scicode.evaluation.regenerate import ensure_targets
+    from opencompass_scicode.summarizers import SciCodeSummarizer
+    from opencompass_scicode.tasks.evaluate import with_answers
+    from opencompass_scicode.utils.workdir import RunDir
+    ds = SciCodeDataset(path=str(official_data), split='validation', sample_ids=['10', '29', '70'])
+    targets = ensure_targets(ds)
+    run_dir = RunDir(tmp_path_factory.mktemp('forensics') / 'w', '20260301_000000').create()
+    for model, edit in (('gold', _stubbed), ('planted', _planted)):
+        evaluator = SciCodeEvaluator(timeout=5, max_workers=2)
+        preds = gold_predictions(ds, edit=edit)
+        scores = evaluator.evaluate(ds, preds, targets)
+        results = {'model': model, 'dataset': 'val', 'split': 'validation', 'with_bg': False,
+                   'targets': targets.kind, **{k: v for k, v in scores.items() if k != 'problems'},
+                   'evaluator': evaluator.settings(), 'problems': with_answers(scores['problems'], ds, preds)}
+        path = run_dir.results_path(model, 'val')
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(results))
+    cfg = {'models': [{'abbr': 'gold'}, {'abbr': 'planted'}],
+           'datasets': [{'abbr': 'val', 'with_bg': False, 'split': 'validation'}]}
+    SciCodeSummarizer(plot=False).summarize(cfg, run_dir, echo=False)
+    (report,) = (run_dir.root / 'summary').glob('report_*.html')
+    return run_dir, report
+
+
+def _step(run_dir, model, step_id):
+    results = json.loads(run_dir.results_path(model, 'val').read_text())
+    return next(s for p in results['problems'] for s in p['steps'] if s['step_id'] == step_id)
+
+
+def _fragment(run_dir, model, step_id):
+    from urllib.parse import quote
+    return '#step=' + quote(f'{run_dir.timestamp}|{model}|val|{step_id}|0')
+
+
+def _detail(dom):
+    return next(attrs for tag, attrs in dom.elements if attrs.get('id') == 'detail-head')
+
+
+@needs_chromium
+def test_a_hung_step_shows_its_stack_and_an_inherited_failure_its_origin(forensics_report):
+    run_dir, report = forensics_report
+    hung = _step(run_dir, 'planted', '29.1')
+    assert hung['status'] == 'timeout' and hung['timeout_stack']['frames'][-1]['function'] == '_settle'
+    assert _step(run_dir, 'planted', '29.3')['origin'] == {'kind': 'inherited', 'from_step': '29.1'}
+    dom = _dom(report, _fragment(run_dir, 'planted', '29.1'))       # a step's anchor opens its detail
+    assert (_detail(dom)['data-step-id'], _detail(dom)['data-model']) == ('29.1', 'planted')
+    text = ''.join(dom.text)
+    assert 'where it was when its time ran out' in text
+    assert 'in _settle: while True:' in text and 'in normalize: return _settle(v)' in text
+    assert text.index('in normalize: return _settle(v)') < text.index('in _settle: while True:')   # innermost last
+    dom = _dom(report, _fragment(run_dir, 'planted', '29.3'))
+    text = ''.join(dom.text)
+    assert _detail(dom)['data-step-id'] == '29.3'
+    assert 'inherited from step 29.1: it passes on the gold code of the earlier steps' in text
+
+
+@needs_chromium
+def test_array_and_nested_differences_show_counts_indices_and_paths(forensics_report):
+    run_dir, report = forensics_report
+    dom = _dom(report, _fragment(run_dir, 'planted', '10.7'))
+    text = ''.join(dom.text)
+    rows = {attrs.get('data-row') for tag, attrs in dom.elements if tag == 'tr'}
+    assert {'path', 'differing', 'first_differences', 'max_abs_diff', 'where'} <= rows
+    assert 'first element that differs, at' in text and '[1]' in text and '13/13' in text
+    assert 'own bug: it fails on the gold code of the earlier steps too' in text
+    record = _step(run_dir, 'planted', '10.2')
+    assert record['message'].split('; compared ', 1)[1].startswith('81/81 elements outside the tolerance, first at [0, 0]')
+
+
+@needs_chromium
+def test_two_models_compare_step_by_step_with_a_reason_and_a_link_for_each(forensics_report):
+    run_dir, report = forensics_report
+    dom = _dom(report)
+    (view,) = [attrs for tag, attrs in dom.elements if 'comparison-view' in attrs.get('class', '').split()]
+    assert (view['data-a'], view['data-b']) == ('gold', 'planted')
+    gold = json.loads(run_dir.results_path('gold', 'val').read_text())
+    planted = json.loads(run_dir.results_path('planted', 'val').read_text())
+    broken = planted['subproblem_total'] - planted['subproblem_correct'] - \
+        (gold['subproblem_total'] - gold['subproblem_correct'])
+    assert int(view['data-broken']) == broken and view['data-fixed'] == '0'
+    rows = {attrs['data-step-id']: attrs['data-reason'] for tag, attrs in dom.elements
+            if tag == 'tr' and 'data-reason' in attrs}
+    assert rows['10.2'] == 'different code'
+    assert rows['10.4'] == 'same code, different earlier steps (B: inherited from step 10.2)'
+    assert rows['29.1'] == 'different code' and '29.2' not in rows        # 29.2 does not call 29.1: unchanged
+    assert rows['29.3'] == 'same code, different earlier steps (B: inherited from step 29.1)'
+    links = [attrs['href'] for tag, attrs in dom.elements if tag == 'a' and 'step-link' in attrs.get('class', '')]
+    assert _fragment(run_dir, 'planted', '10.4').replace('%7C', '|') in links
+    text = ''.join(dom.text)
+    assert 'B - A [95% interval, by problem]' in text and 'broken' in text
+    # the same comparison on the command line, from the run's files
+    proc = run_cli(['compare', str(run_dir.root), '--models', 'gold', 'planted'])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f'0 fixed, {broken} broken' in proc.stdout
+    assert 'same code, different earlier steps (B: inherited from step 10.2)' in proc.stdout

@@ -42,8 +42,9 @@ CASES = {
     'a later test loops': ('def f(x):\n    while x == 2:\n        pass\n    return 0',
                            ['assert f(1) == target', 'assert f(2) == target', 'assert f(3) == target'],
                            [1, 2, 3]),
-    'timeout in test 2': ('def f(x):\n    while x == 2:\n        pass\n    return x',
-                          ['assert f(1) == target', 'assert f(2) == target'], [1, 2]),
+    'timeout in test 2': ('def settle(x):\n    while x == 2:\n        pass\n    return x\n'
+                          'def f(x):\n    return settle(x)',
+                          ['assert f(1) == target', 'y = 2\nassert f(y) == target'], [1, 2]),
     'crash in test 2': ('import os, signal\ndef f(x):\n    if x == 2:\n        os.kill(os.getpid(), signal.SIGSEGV)\n'
                         '    return x', ['assert f(1) == target', 'assert f(2) == target', 'assert f(3) == target'],
                         [1, 2, 3]),
@@ -53,6 +54,18 @@ CASES = {
                     'def f():\n    return Slow()', ['assert f() == target'], [1]),
     'huge array': ('def f():\n    return np.zeros(10 ** 8, dtype=np.uint8)',
                    ['assert np.array_equal(f(), target)'], [3]),
+    '3 of 1000': ('def f():\n    v = np.linspace(0, 1, 1000)\n    v[[17, 204, 900]] += [0.5, 2.0, -0.25]\n'
+                  '    return v', ['assert np.allclose(f(), target)'], [np.linspace(0, 1, 1000)]),
+    # (the targets file holds no dict within a tuple: the expected value is written in the test)
+    'nested': ("def f():\n    return (1.0, [2, 3], {'energy': np.array([1.0, 2.0]), 'name': 'h'})",
+               ["expected = (1.0, [2, 3], {'energy': np.array([1.0, 2.105]), 'name': 'h'})\n"
+                'assert cmp_tuple_or_list(f(), expected)'], [0]),
+    'ragged in a list': ('def f():\n    return [[np.zeros(2), np.zeros(3)], 1.0]',
+                         ['expected = [[np.zeros(2), np.array([0.0, 0.0, 0.5])], 1.0]\n'
+                          'assert cmp_tuple_or_list(f(), expected)'], [0]),
+    'sparse in a list': ('import scipy.sparse\ndef f():\n    return [1, scipy.sparse.csr_matrix(np.eye(3))]',
+                         ['import scipy.sparse\nassert cmp_tuple_or_list(f(), [1, scipy.sparse.csr_matrix(2 * np.eye(3))])'],
+                         [0]),
     'markup': ("def f():\n    return '<script>alert(1)</script>'", ['assert f() == target'], ['ok']),
     'model raises': ('def f(x):\n    values = [1, 2]\n    return values[x]', ['assert f(5) == target'], [1]),
     'hidden names rebound': ('def f():\n    globals().update({k: True for k in list(globals()) if "seen" in k})\n'
@@ -200,6 +213,7 @@ def test_are_dicts_close_names_the_key_that_differs(scored):
     (records, _), _ = scored
     first = records['dicts']['comparison']['difference']['first_difference']
     assert first['key'] == "'b'" and first['max_abs_diff'] == 0.5
+    assert records['dicts']['comparison']['difference']['path'] == "['b']"
 
 
 def test_later_tests_run_for_information_and_never_change_the_verdict(scored):
@@ -220,11 +234,39 @@ def test_a_later_test_that_does_not_end_is_cut_and_counts_as_not_run(scored):
     assert r['duration_s'] < 6          # the verdict's duration, not the time spent on test 2
 
 
-def test_a_timeout_says_which_test_it_was_in(scored):
-    (records, _), _ = scored
+def test_a_timeout_says_which_test_it_was_in_and_where_it_hung(scored):
+    (records, _), (plain, _) = scored
     r = records['timeout in test 2']
     assert (r['status'], r['failed_test'], r['tests_passed'], r['tests_total']) == ('timeout', 2, 1, 2)
     assert 'in test 2 of 2' in r['message']
+    # the step's own stack just before the kill: the test's line, then the model's frames, innermost last
+    assert r['timeout_stack']['frames'] == [
+        {'file': 'test_case_2', 'line': 2, 'function': '<module>', 'code': 'assert f(y) == target'},
+        {'file': 'program.py', 'line': 8, 'function': 'f', 'code': 'return settle(x)'},
+        {'file': 'program.py', 'line': 4, 'function': 'settle', 'code': 'while x == 2:'}]
+    assert 'inside' not in r['timeout_stack']
+    assert r['message'].endswith('it was in settle, program.py line 4: while x == 2:')
+    assert 'timeout_stack' not in plain['timeout in test 2']           # forensics off: not asked for
+
+
+def test_a_hung_stack_keeps_the_steps_own_frames_and_names_the_library_it_was_in():
+    from opencompass_scicode.sandbox.tracebacks import hung_stack
+    text = ('  File "program.py", line 1 in written_by_the_step\n'         # before the fault handler's stack
+            'Stack (most recent call first):\n'
+            '  File "/usr/lib/python3/site-packages/numpy/linalg/_linalg.py", line 647 in inv\n'
+            '  File "program.py", line 2 in f\n'
+            '  File "test_case_1", line 1 in <module>\n'
+            '  File "/x/opencompass_scicode/sandbox/harness.py", line 190 in run\n'
+            '  File "program.py", line 1 in <script>forged\n'            # not the fault handler's form
+            '  File "program.py", line 1 in after_it\n')
+    stack = hung_stack(text, {'program.py': 'def f():\n    return np.linalg.inv(a)', 'test_case_1': 'f()'})
+    assert stack == {'frames': [{'file': 'test_case_1', 'line': 1, 'function': '<module>', 'code': 'f()'},
+                                {'file': 'program.py', 'line': 2, 'function': 'f',
+                                 'code': 'return np.linalg.inv(a)'}],
+                     'inside': 'numpy/linalg/_linalg.py, line 647, in inv'}
+    # nothing of the step's own (it hung while its dependencies were imported): no stack to show
+    assert hung_stack('Stack (most recent call first):\n  File "dependencies", line 1 in <module>\n', {}) is None
+    assert hung_stack('', {}) is None
 
 
 def test_a_crash_says_which_test_it_was_in(scored):
@@ -251,6 +293,53 @@ def test_values_that_misbehave_get_a_placeholder_and_the_step_its_verdict(scored
         assert value['shape'] == [10 ** 8] and len(value['repr']) < 300
         assert c['difference']['elements'] == 10 ** 8
         assert c['difference']['max_abs_diff'] == 3.0
+
+
+def test_a_large_array_says_how_many_elements_differ_which_and_the_worst(scored):
+    (records, _), _ = scored
+    r = records['3 of 1000']
+    d = _difference(r)
+    assert (d['elements'], d['outside_tolerance']) == (1000, 3)
+    assert [e['index'] for e in d['first_differences']] == [[17], [204], [900]]
+    assert d['first_differences'][1]['values'] == [values.short_repr(np.linspace(0, 1, 1000)[204] + 2.0),
+                                                    values.short_repr(np.linspace(0, 1, 1000)[204])]
+    assert (d['where'], d['max_abs_diff']) == ([204], 2.0)
+    # the message: the difference first, whole, then the values
+    told = r['message'].split('; compared ', 1)[1]
+    assert told.startswith('3/1000 elements outside the tolerance, first at [17] ')
+    assert '[204] ' in told and '[900] ' in told and 'max abs diff 2.0 at [204]' in told
+    assert told.index('max abs diff') < told.index('f() = ')
+
+
+def test_a_nested_comparison_names_the_path_of_the_first_difference_and_its_size(scored):
+    (records, _), _ = scored
+    d = _difference(records['nested'])
+    assert (d['path'], d['max_abs_diff']) == ("[2]['energy']", 0.105)
+    assert "at [2]['energy']: 1/2 elements outside the tolerance" in records['nested']['message']
+    d = _difference(records['ragged in a list'])            # a list that is no array: item by item
+    assert (d['path'], d['max_abs_diff']) == ('[0][1]', 0.5)
+    d = _difference(records['sparse in a list'])
+    assert (d['path'], d['max_abs_diff']) == ('[1]', 1.0)
+    assert d['first_difference']['outside_tolerance'] == 3
+
+
+def test_the_phrase_puts_the_difference_first_and_never_cuts_it():
+    from opencompass_scicode.evaluation.forensics import PHRASE_CAP, difference_phrase, phrase
+    long_side = {'expr': 'f(x)', 'repr': 'x' * 1000}
+    difference = {'elements': 10 ** 6, 'outside_tolerance': 123456, 'max_abs_diff': 0.25, 'where': [7, 9],
+                  'first_differences': [{'index': [0, i], 'values': ['1.0' * 30, '2.0']} for i in range(5)]}
+    told = phrase({'sides': [long_side, long_side], 'difference': difference})
+    assert told.startswith('123456/1000000 elements outside the tolerance, first at [0, 0] ')
+    assert '[0, 2] ' in told and '[0, 3]' not in told and 'max abs diff 0.25 at [7, 9]' in told
+    whole = difference_phrase(difference)
+    assert told.startswith(whole) and len(told) <= max(PHRASE_CAP, len(whole))   # the values give way
+    deep = {'first_difference': {'key': "'" + 'k' * 400 + "'", **difference}}  # longer than the cap itself
+    assert phrase({'sides': [long_side], 'difference': deep}) == difference_phrase(deep)
+    assert difference_phrase(deep).endswith('max abs diff 0.25 at [7, 9]')
+    # with room, the values follow, cut; the largest difference names where it is (the `where` key)
+    told = phrase({'sides': [long_side, long_side], 'difference': {'max_abs_diff': 0.5, 'where': [2]}})
+    assert told.startswith('max abs diff 0.5 at [2]; f(x) = xxx') and len(told) == PHRASE_CAP
+    assert phrase({'sides': [{'expr': 'a', 'repr': '1'}]}) == 'a = 1'      # nothing to say of a difference
 
 
 def test_an_exception_names_the_models_own_line(scored):

@@ -112,6 +112,8 @@ REVIEWED = {
         AFTER_KILL + ' (the step\'s cgroups and everything below the worker)',
     ('sandbox/worker_watch.py', 'StepWatch.follow', 'os.waitpid(pid, 0)'):
         'the step\'s pidfd is readable: it has ended',
+    ('sandbox/worker_watch.py', 'StepWatch.take_stack', 'os.read(self.stack_r, 65536)'):
+        'read only once select() has said the pipe is readable, within STACK_WAIT_S of asking',
     ('sandbox/worker_watch.py', 'StepWatch._read', 'os.read(fd, 65536)'):
         AFTER_SELECT,
     ('sandbox/worker_watch.py', 'StepWatch.drain', 'os.read(fd, 65536)'):

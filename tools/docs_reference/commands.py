@@ -69,6 +69,13 @@ def _module_main(module, path=None):
     return call
 
 
+def _compare():
+    def call():
+        from opencompass_scicode.launch.compare import run_compare
+        return run_compare([], 'opencompass-scicode')
+    return call
+
+
 def _run_py(argv):
     def call():
         from opencompass_scicode.cli import parse_args
@@ -86,6 +93,9 @@ COMMANDS = (
      'AgentCompass\'s command line, translated into one ordinary config: one `OpenAIChatModel`, one '
      '`SciCodeDataset`, `agentcompass_outputs=True`, work dir `outputs/agentcompass` '
      '([Coming from AgentCompass](../from-agentcompass.md)).', _run_py(['run'])),
+    ('compare', 'compare A [B]', ('opencompass-scicode compare', 'python run.py compare'),
+     'Compares two results step by step: fixed, broken and changed steps, the paired difference, and '
+     'why each step changed ([Comparing results](../guide/compare.md)).', _compare()),
     ('targets-fetch', 'targets.fetch', ('python -m opencompass_scicode.targets.fetch',),
      'Fetches the test targets into the data directory on its own (a login node), or checks the files '
      'there ([Data and test targets](../guide/test-targets.md)).',
@@ -107,7 +117,8 @@ COMMANDS = (
 DEVELOPMENT = tuple(
     (f'benchmarks-{name.replace("_", "-")}', f'benchmarks/{name}.py', (f'python benchmarks/{name}.py',),
      f'[Benchmarks](../benchmarks.md).', _module_main(f'benchmarks.{name}'))
-    for name in ('eval_speed', 'infer_throughput', 'sweep_scale', 'scale', 'report_scale', 'faults', 'protocols')
+    for name in ('eval_speed', 'origin_cost', 'infer_throughput', 'sweep_scale', 'scale', 'report_scale', 'faults',
+                 'protocols')
 ) + (
     ('tests-openai-server', 'tests/openai_server.py', ('python tests/openai_server.py',),
      'A loopback OpenAI-compatible server that answers with the gold code ([Development](../development.md)).',
@@ -168,6 +179,7 @@ def page():
     out = ['# Command lines', '',
            generated_note('opencompass_scicode/cli.py', 'opencompass_scicode/config/from_opencompass/command_line.py',
                           'opencompass_scicode/config/from_agentcompass/command_line.py',
+                          'opencompass_scicode/launch/compare.py',
                           'opencompass_scicode/targets/fetch.py', 'opencompass_scicode/targets/standin.py',
                           'tools/docs_reference/commands.py'),
            'Each command\'s own argparse parser is read as the command builds it.', '',
