@@ -41,8 +41,8 @@ def with_answers(problems, dataset, predictions):
 
 
 def _harness_failed(results):
-    return any(step.get('status') == 'eval_error' for problem in results.get('problems', ())
-               for step in problem.get('steps', ()))
+    """Whether a results file holds a step the harness failed (an eval_error)."""
+    return any(step.status == 'eval_error' for step in results.steps())
 
 
 def extracted_again(predictions, extraction):
