@@ -22,7 +22,7 @@ from .config.from_opencompass.command_line import add_arguments, config_from_arg
 from .errors import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, ConfigError, NoSpaceError,
                      UserFacingError, out_of_space)
 from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, regrade, run_plan
-from .registry import to_plain
+from .utils.plain import to_plain
 from .utils.secrets import redact_config
 
 console = Console(stderr=True)

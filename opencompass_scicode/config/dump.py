@@ -1,5 +1,5 @@
 """Writes configs as plain Python files that `Config.fromfile` reads back."""
-from ..registry import to_plain
+from ..utils.plain import to_plain
 from ..utils.writes import write_whole
 
 

@@ -71,6 +71,20 @@ class BaseModel:
 
     needs_prior_code = True
     supports_chat = False     # implements `achat(messages, tools)` (chat and tool_use modes)
+    # What the planner reads of a model type without building one (registry.type_attribute):
+    # its request limits when its entry gives none (divided among a model's shards);
+    api_only = False          # whether it only asks an endpoint: its inference task then waits
+    #                           on answers and, without a server or GPUs of its own, holds no
+    #                           runner slot (partitioners/base.py, runners/);
+    request_limits: dict = {}   # {'max_concurrency': ..., 'query_per_second': ...} by default;
+    warm_imports: tuple = ()  # modules its inference task imports that a warm launcher may
+    #                           import first (nothing that must not cross a fork: no GPU runtime).
+
+    @classmethod
+    def entry_options(cls, entry: dict, key: str = '') -> dict:
+        """The constructor options of a `models` entry: its keys but `type` and `run_cfg`
+        (num_gpus, num_procs: what the model's tasks ask of a cluster, not a model setting)."""
+        return {k: v for k, v in entry.items() if k not in ('type', 'run_cfg')}
 
     def __init__(self, abbr=None):
         self.abbr = abbr or self.default_abbr()

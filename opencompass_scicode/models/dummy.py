@@ -1,8 +1,10 @@
+from ..registry import register
 from .base import BaseModel, Generation, StepChatMixin
 
 DEFAULT_RESPONSE = '```python\ndef placeholder():\n    return None\n```'
 
 
+@register
 class DummyModel(StepChatMixin, BaseModel):
     """Gives the same fixed answer to every step (and every chat turn); scores 0 on a sound harness."""
 

@@ -1,9 +1,11 @@
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..registry import register
 from .base import BaseModel, Generation
 
 
+@register
 class GeneratedCodeModel(BaseModel):
     """Scores code produced elsewhere, in the official generator's layout.
 

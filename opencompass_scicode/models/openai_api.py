@@ -17,16 +17,17 @@ import time
 from typing import Literal
 
 from ..errors import ConfigError
-from ..registry import REQUEST_LIMITS
 from ..utils.checks import check_number
 from ..utils.secrets import redacted_server, resolve_key
+from ..registry import register
 from .base import BaseModel, ChatTurn, Generation, answer_limit, answer_temperature
 from .refusals import ENDPOINT, EndpointError, StepRefused, described, refusal_for
 from .server import check_server
 
 DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
-# In the registry's table: the planner shares them out among shards without importing this module.
-LIMITS = REQUEST_LIMITS['OpenAIChatModel']
+# Its request limits when its entry gives none (the class's `request_limits`, which the planner
+# shares out among a model's shards).
+LIMITS = {'max_concurrency': 8, 'query_per_second': None}
 # How requests are sent: Chat Completions, or the Responses API.
 APIS = ('chat', 'responses')
 _THINK = re.compile(r'<think>(.*?)</think>', re.DOTALL)
@@ -63,6 +64,7 @@ class RateLimiter:
             await asyncio.sleep(delay)
 
 
+@register
 class OpenAIChatModel(BaseModel):
     """A model behind an OpenAI-compatible API.
 
@@ -81,6 +83,10 @@ class OpenAIChatModel(BaseModel):
     """
 
     supports_chat = True
+    api_only = True
+    request_limits = LIMITS
+    # the SDK, imported by the model only when it is built
+    warm_imports = ('opencompass_scicode.models.openai_api', 'openai')
 
     def __init__(self, path, abbr=None, base_url=None, key='ENV', temperature=None, max_out_len=None,
                  system_prompt=DEFAULT_SYSTEM_PROMPT, extra_body=None, timeout=600.0, retries=8,

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..registry import register
 from .base import BaseModel, Generation
 
 FILE_NAMES = {False: 'SciCode.json', True: 'SciCode_with_background.json'}
@@ -24,6 +25,7 @@ NOTE = ('note: re-scoring OpenCompass predictions with the official SciCode sema
         'each response attributed to its own step; OpenCompass\'s own accuracy for the same file may differ.')
 
 
+@register
 class OpenCompassPredictions(BaseModel):
     """path: OpenCompass's predictions file (`.../predictions/<model>/SciCode.json`), or the
     folder holding `SciCode.json` and `SciCode_with_background.json` (picked by each dataset's

@@ -1,7 +1,9 @@
 from ..errors import ConfigError
+from ..registry import register
 from .base import BaseModel, Generation, StepChatMixin
 
 
+@register
 class ReferenceModel(StepChatMixin, BaseModel):
     """Answers every step with its gold code: checks the harness without a model.
 

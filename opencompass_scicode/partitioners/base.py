@@ -15,8 +15,9 @@ depends on them and writes the final file, the same as an unsharded run's.
 import os
 import sys
 
-from ..registry import build_dataset, is_api_model, to_plain, warm_imports
+from ..registry import build_dataset, type_attribute
 from ..tasks.contract import TASK_PACKAGE, TaskSpec, task_code, task_file
+from ..utils.plain import to_plain
 from ..utils.pythonpath import with_package
 from ..utils.secrets import move_secrets_to_env
 from ..utils.workdir import write_json_atomic
@@ -88,8 +89,9 @@ class BasePartitioner:
             if len(shard_ids) > 1 or url in limits:
                 entry = task_limits(entry, len(shard_ids), limits.get(url), sharing.get(url, 1))
             resources = _model_resources(model)
-            # the API SDK, and the scoring code early evaluation runs in the task
-            sdk = warm_imports(model.get('type', '')) + (list(EARLY_EVALUATION) if eager_eval else [])
+            # the API SDK (the model type's own list), and the scoring code early evaluation runs
+            sdk = list(type_attribute(model.get('type', ''), 'warm_imports', ()))
+            sdk += list(EARLY_EVALUATION) if eager_eval else []
             common = {'eager_eval': eager_eval, 'discard_stale': discard_stale}
             labels = {'model': m, 'datasets': [ds['abbr'] for ds in datasets]}
             if len(shard_ids) == 1:
@@ -202,7 +204,7 @@ def _model_resources(model_cfg):
     # takes no slot of the runner either: all of them run at once (tasks/contract.py).
     shares = not gpus and not model_cfg.get('server')
     return {'gpus': gpus, 'procs': run_cfg.get('num_procs'), 'shares_cpu': shares,
-            'api_only': shares and is_api_model(model_cfg.get('type', ''))}
+            'api_only': shares and type_attribute(model_cfg.get('type', ''), 'api_only', False)}
 
 
 def _eval_resources(ds_cfg):

@@ -18,7 +18,7 @@ from typing import Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
-from ..registry import is_api_model, request_limits
+from ..registry import type_attribute
 from ..utils.checks import check_number
 from ..utils.options import check_options
 
@@ -75,7 +75,8 @@ def check_endpoints(endpoints):
 def asks_endpoint(model):
     """The endpoint (endpoint_url) an API model entry asks, or None (a model that starts its own
     server, or no API model)."""
-    if not is_api_model(model.get('type', '')) or model.get('server') or not model.get('base_url'):
+    api_only = type_attribute(model.get('type', ''), 'api_only', False)
+    if not api_only or model.get('server') or not model.get('base_url'):
         return None
     return endpoint_url(model['base_url'])
 
@@ -101,10 +102,10 @@ def endpoint_sharing(models, limits, tasks_per_model):
 def task_limits(entry, shards=1, endpoint=None, sharing=1):
     """A model entry with the limits one of its `shards` tasks keeps: the model's own divided among
     its shards, within its share of `endpoint`'s limits (divided among the `sharing` tasks asking
-    it). A limit the entry does not give is its type's default, from the registry's table (the
-    class is not imported)."""
+    it). A limit the entry does not give is its type's default, the class's `request_limits`
+    (read, never built)."""
     entry = dict(entry)
-    defaults = request_limits(entry.get('type', ''))
+    defaults = dict(type_attribute(entry.get('type', ''), 'request_limits', {}))
     for name in LIMITS:
         own = entry.get(name, defaults.get(name))
         mine = _divide(name, own, shards) if own and shards > 1 else own

@@ -3,9 +3,11 @@
 Inference runs a model over all its datasets in one task, so that the model's
 concurrency and rate limits hold for the whole run.
 """
+from ..registry import register
 from .base import BasePartitioner
 
 
+@register
 class NaivePartitioner(BasePartitioner):
     def split(self, costs, stage):
         return [[pid for pid, _ in costs]]

@@ -6,9 +6,11 @@ because each step's program is built on the problem's earlier steps.
 import math
 
 from ..utils.checks import check_number
+from ..registry import register
 from .base import BasePartitioner, spread
 
 
+@register
 class NumWorkerPartitioner(BasePartitioner):
     """num_worker: shards per model (inference) and per model and dataset (evaluation); problems
     are spread longest first so that shards take about as long."""
@@ -20,6 +22,7 @@ class NumWorkerPartitioner(BasePartitioner):
         return spread(costs, min(self.num_worker, len(costs)) or 1)
 
 
+@register
 class SizePartitioner(BasePartitioner):
     """Shards no bigger than a budget, in the estimated costs of partitioners/costs.py:
     max_task_size: inference, in characters of prompt sent (steps x prompt length);

@@ -194,16 +194,19 @@ def _modules_after(code):
 
 
 def test_runners_and_partitioners_load_only_the_task_contract():
-    # Sharing out a model's default request limits reads them from the registry's table, not
-    # from the model's class: the entry's type as a config names it and as a task file does.
+    # Sharing out a model's default request limits reads them from the model's class, as a
+    # config names its type and as a task file does: the class's module is imported to read
+    # them (models/ only, where the class registers itself), nothing is built, and neither the
+    # API SDK nor scoring or inference code is loaded.
     loaded = _modules_after(
         'import opencompass_scicode.runners, opencompass_scicode.partitioners\n'
         'from opencompass_scicode.partitioners.limits import share_limits\n'
         'for kind in ("OpenAIChatModel", "opencompass_scicode.models.openai_api.OpenAIChatModel"):\n'
         '    assert share_limits({"type": kind, "path": "m"}, 3)["max_concurrency"] == 2, kind')
     heavy = {m for m in loaded if m.split('.')[:2] in (
-        [PACKAGE, 'models'], [PACKAGE, 'evaluation'], [PACKAGE, 'sandbox'], [PACKAGE, 'inference'])}
+        [PACKAGE, 'evaluation'], [PACKAGE, 'sandbox'], [PACKAGE, 'inference'])}
     assert not heavy
+    assert f'{PACKAGE}.models.openai_api' in loaded             # where the limits are read
     assert not {m for m in loaded if m.startswith(f'{PACKAGE}.tasks.')} - {f'{PACKAGE}.tasks.contract'}
     assert 'openai' not in loaded
 
