@@ -15,7 +15,6 @@ field, `origin`, and one extra step run per failed step (counted in the results:
 Steps that did not run (no code, cut off, not scorable) and programs given whole (no step code
 to put behind the gold code) get no origin.
 """
-import dataclasses
 import json
 from pathlib import Path
 
@@ -79,14 +78,14 @@ class OriginCheck:
         if record.status == 'pass' or (record.category or record.status) in NOT_RUN \
                 or record.step_id not in self.where:
             return None
-        pred = self.predictions.get(record_key(record.step_id, sample)) or {}
-        code = pred.get('code')
-        if pred.get('program') is not None or not (code or '').strip():
+        pred = self.predictions.get(record_key(record.step_id, sample))
+        code = _field(pred, 'code')
+        if _field(pred, 'program') is not None or not (code or '').strip():
             return None
         problem, step, earlier = self._earlier(record.step_id)
         if any(s.step_id not in self.gold for s in earlier):
             return None
-        own = {s.step_id: (self.predictions.get(record_key(s.step_id, sample)) or {}).get('code') for s in earlier}
+        own = {s.step_id: _field(self.predictions.get(record_key(s.step_id, sample)), 'code') for s in earlier}
         if all((own[s.step_id] or '').strip() == self.gold[s.step_id].strip() for s in earlier):
             return 'own', {'kind': 'own', 'checked': 'the earlier steps\' code is the gold code already'
                            if earlier else 'no earlier step of the model\'s'}
@@ -103,7 +102,7 @@ class OriginCheck:
             record = records.get(key)
             origin = found if kind == 'own' else self._origin(record, found, records, key[1])
             if record is not None and origin:
-                out[key] = dataclasses.replace(record, origin=origin)
+                out[key] = record.model_copy(update={'origin': origin})
         self.records = out
         return out
 
@@ -128,3 +127,12 @@ class OriginCheck:
 def _passed(record):
     return record is not None and record.passed
 
+
+def _field(prediction, name):
+    """A prediction's field: a typed Prediction as the task loads them, a plain dict as callers
+    that build their own may pass; None for a step without one."""
+    if prediction is None:
+        return None
+    if isinstance(prediction, dict):
+        return prediction.get(name)
+    return getattr(prediction, name, None)
