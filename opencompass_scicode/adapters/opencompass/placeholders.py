@@ -8,7 +8,7 @@ plain dict/list access, which reads a placeholder without building it, and each
 `opencompass.*` (OpenCompass's dumped configs write types as strings). Other
 placeholders (this package's classes, numpy, ...) are left to mmengine.
 """
-from ..mmengine_private import placeholder_name
+from ...config.mmengine_private import placeholder_name
 from .names import OpenCompassModule, OpenCompassName, is_opencompass, resolve
 
 

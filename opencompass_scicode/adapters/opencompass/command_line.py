@@ -18,7 +18,7 @@ from mmengine.config import Config, DictAction
 
 from ...errors import ConfigError
 from ...utils.secrets import redact_config
-from ..loader import load_config
+from ...config.loader import load_config
 from .entries import Notes, adopt
 from .named import config_roots, find_config
 from .flags import add_refused_arguments, refuse_flags
