@@ -1,5 +1,5 @@
 from ..registry import register
-from .base import BaseModel, Generation, StepChatMixin
+from .base import BaseModel, Generation, GenerationRequest, StepChatMixin
 
 DEFAULT_RESPONSE = '```python\ndef placeholder():\n    return None\n```'
 
@@ -12,8 +12,10 @@ class DummyModel(StepChatMixin, BaseModel):
         super().__init__(abbr)
         self.response = response
 
-    def settings(self):
+    def settings(self) -> dict:
+        """The fixed response, which is all that decides this model's answers."""
         return {'type': 'DummyModel', 'response': self.response}
 
-    def generate(self, request):
+    def generate(self, request: GenerationRequest) -> Generation:
+        """The fixed response, whatever `request` asks."""
         return Generation(text=self.response)
