@@ -9,5 +9,8 @@ from .base import BasePartitioner
 
 @register
 class NaivePartitioner(BasePartitioner):
-    def split(self, costs, stage):
+    """Every dataset in one shard: the plan above."""
+
+    def split(self, costs: list[tuple], stage: str) -> list[list[str]]:
+        """One shard of all the problem ids in `costs`, in dataset order."""
         return [[pid for pid, _ in costs]]
