@@ -316,7 +316,7 @@ def _reaches_a_dialect(path, seen=None):
     return False
 
 
-def load_config(path, backend=None, notes=None):
+def load_config(path, backend=None, notes=None) -> Config:
     """Returns an mmengine Config; raises ConfigError naming the file (and line) on failure.
 
     With a dialect installed (config/dialects.py; run.py installs OpenCompass's), names of its
