@@ -16,13 +16,13 @@ from rich.console import Console
 from tabulate import tabulate
 
 from .config import fill_abbrs, fill_protocols, validate_config
-from .config.from_agentcompass.command_line import add_arguments as add_agentcompass_arguments
-from .config.from_agentcompass.command_line import config_from_run_args, in_their_words
-from .config.from_opencompass.command_line import add_arguments, config_from_args, server_lines
+from .adapters.agentcompass.command_line import add_arguments as add_agentcompass_arguments
+from .adapters.agentcompass.command_line import config_from_run_args, in_their_words
+from .adapters.opencompass.command_line import add_arguments, config_from_args, server_lines
 from .errors import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, ConfigError, NoSpaceError,
                      UserFacingError, out_of_space)
 from .launch import RUN_MODES, LaunchOptions, plan_run, prepare_data_dirs, regrade, run_plan
-from .registry import to_plain
+from .utils.plain import to_plain
 from .utils.secrets import redact_config
 
 console = Console(stderr=True)
@@ -108,7 +108,7 @@ def make_parser(agentcompass=False, prog=None):
                        help='fetch and verify the SciCode data files, then exit')
     _add_run_flags(p)
     if not agentcompass:
-        add_arguments(p)        # OpenCompass's --datasets/--models/--hf-path ... (config/from_opencompass/)
+        add_arguments(p)        # OpenCompass's --datasets/--models/--hf-path ... (adapters/opencompass/)
     return p
 
 

@@ -1,124 +1,145 @@
-"""What a `type=` names, and the objects config entries declare.
+"""What a `type=` names: short names and their resolution, nothing else.
 
-`type` is a class, a dotted import path or a registered short name. This sits
-below every layer: tasks build the objects their task file declares, and run.py
-builds them to check a config before any work starts.
+A class registers itself where it lives (`@register`). Nothing is imported to
+register it: the first time a short name is looked up and not yet known, the
+packages of `LOCATIONS` are imported, and then their modules one by one, until
+the name is registered (mmengine's lazy locations). A new model type is thus one
+file in `models/`. `type` may also be a class or a dotted import path.
+
+What a class needs the layers above to know (a model's request limits, whether
+it only asks an endpoint, what its tasks may import early) and how a config
+entry becomes its constructor's options are the class's own attributes and
+class methods; `type_attribute` reads them and `build` calls them.
+This sits below every layer: it names the packages it searches, and imports them
+only when asked.
 """
 import importlib
+import pkgutil
+from typing import Any, Callable, Optional, TypeVar
 
-from .errors import ConfigError
+from .errors import ConfigError, did_you_mean
 from .utils.options import check_options
 
-# Short names usable as `type='ReferenceModel'` in configs.
-REGISTRY = {
-    'ReferenceModel': 'opencompass_scicode.models.ReferenceModel',
-    'DummyModel': 'opencompass_scicode.models.DummyModel',
-    'GeneratedCodeModel': 'opencompass_scicode.models.GeneratedCodeModel',
-    'OpenCompassPredictions': 'opencompass_scicode.models.OpenCompassPredictions',
-    'OpenAIChatModel': 'opencompass_scicode.models.OpenAIChatModel',
-    'SciCodeDataset': 'opencompass_scicode.datasets.SciCodeDataset',
-    'SciCodeEvaluator': 'opencompass_scicode.evaluation.SciCodeEvaluator',
-    'SciCodeSummarizer': 'opencompass_scicode.summarizers.SciCodeSummarizer',
-    'LocalRunner': 'opencompass_scicode.runners.LocalRunner',
-    'SlurmRunner': 'opencompass_scicode.runners.SlurmRunner',
-    'NaivePartitioner': 'opencompass_scicode.partitioners.NaivePartitioner',
-    'NumWorkerPartitioner': 'opencompass_scicode.partitioners.NumWorkerPartitioner',
-    'SizePartitioner': 'opencompass_scicode.partitioners.SizePartitioner',
-}
+# Packages whose classes register themselves, searched in this order.
+LOCATIONS = ('opencompass_scicode.models', 'opencompass_scicode.datasets', 'opencompass_scicode.evaluation',
+             'opencompass_scicode.summarizers', 'opencompass_scicode.runners', 'opencompass_scicode.partitioners')
 
-# A registered model's request limits when its entry gives none. The model class takes its
-# defaults from here, and the planner reads them here too (partitioners/base.py divides them
-# among a model's shards) without importing the class: partitioners never load models.
-REQUEST_LIMITS = {
-    'OpenAIChatModel': {'max_concurrency': 8, 'query_per_second': None},
-}
+# The type of an entry that names none: a dataset entry is SciCode's, its evaluator SciCode's.
+DEFAULT_TYPES = {'dataset': 'SciCodeDataset', 'evaluator': 'SciCodeEvaluator'}
 
-# Model types that only ask an endpoint over the network: without a server of their own
-# (server=) and without GPUs, their inference task spends its time waiting for answers, takes no
-# slot of the runner and, on a cluster, asks for one CPU it may share (runners/base.py, slurm.py).
-# Types not listed (local engines, a user's own classes) keep their slot.
-API_MODELS = ('OpenAIChatModel',)
+_CLASSES: dict = {}           # short name -> class
+_searched: set = set()        # modules of LOCATIONS imported so far
 
-# What an inference task of a registered model type imports beside the task's own code, that a
-# warm launcher may import before the task starts (runners/warm.py): the API SDK, imported by the
-# model only when it is built. Nothing that must not cross a fork (a GPU runtime) goes here.
-WARM_IMPORTS = {
-    'OpenAIChatModel': ('opencompass_scicode.models.openai_api', 'openai'),
-}
+T = TypeVar('T')
 
 
-def type_name(obj):
+def register(cls: Optional[T] = None, *, name: Optional[str] = None) -> Any:
+    """Decorator: make `cls` usable as `type='<its name>'` (or `name`) in configs.
+    Takes the class, gives it back unchanged."""
+    def add(klass: T) -> T:
+        short = name or klass.__name__
+        known = _CLASSES.get(short)
+        if known is not None and type_name(known) != type_name(klass):
+            raise ValueError(f'{short!r} is registered already, by {type_name(known)}')
+        _CLASSES[short] = klass
+        return klass
+    return add if cls is None else add(cls)
+
+
+def _search(short: Optional[str]) -> None:
+    """Import LOCATIONS (packages first, then their modules) until `short` is registered;
+    everything when `short` is None."""
+    for package in LOCATIONS:
+        if package not in _searched:
+            importlib.import_module(package)
+            _searched.add(package)
+        if short is not None and short in _CLASSES:
+            return
+        modules = [f'{package}.{m.name}' for m in pkgutil.iter_modules(importlib.import_module(package).__path__)
+                   if not m.ispkg and not m.name.startswith('_')]
+        for module in modules:
+            if module in _searched:
+                continue
+            importlib.import_module(module)
+            _searched.add(module)
+            if short is not None and short in _CLASSES:
+                return
+
+
+def registered() -> dict:
+    """{short name: class} of every class that registers itself (imports every location)."""
+    _search(None)
+    return dict(sorted(_CLASSES.items()))
+
+
+def _registered_class(short: str) -> Optional[type]:
+    if short not in _CLASSES:
+        _search(short)
+    return _CLASSES.get(short)
+
+
+def type_name(obj: Any) -> str:
+    """The import path of a class (a string is taken as one already)."""
     if isinstance(obj, str):
         return obj
     return f'{obj.__module__}.{obj.__qualname__}'
 
 
-def resolve_type(spec, key='type'):
+def resolve_type(spec: Any, key: str = 'type') -> Callable:
+    """The class (or callable) a `type=` value names: itself, a short name or an import path.
+    Raises ConfigError, at `key`, for what names nothing."""
     if not isinstance(spec, str):
         if callable(spec):
             return spec
         raise ConfigError(f'{spec!r} is not a class or import path', key=key)
-    path = REGISTRY.get(spec, spec)
-    module_name, _, attr = path.rpartition('.')
-    if not module_name:
-        raise ConfigError(f'unknown type {spec!r}', key=key,
-                          fix=f'use a class, a dotted import path, or one of {", ".join(REGISTRY)}')
+    if '.' not in spec:
+        cls = _registered_class(spec)
+        if cls is None:
+            names = registered()
+            raise ConfigError(f'unknown type {spec!r}', key=key,
+                              fix=f'{did_you_mean(spec, names)}use a class, a dotted import path, or one of '
+                                  f'{", ".join(names)}')
+        return cls
+    module_name, _, attr = spec.rpartition('.')
     try:
         module = importlib.import_module(module_name)
         return getattr(module, attr)
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f'cannot import {path!r} ({exc})', key=key,
+        raise ConfigError(f'cannot import {spec!r} ({exc})', key=key,
                           fix='check the spelling of the class and that its package is installed')
 
 
-def registered_name(spec):
-    """The short name `spec` (a class, an import path or a short name) is registered under; None
-    for other types. A path may name the module that defines the class (task files hold those,
-    e.g. `opencompass_scicode.models.openai_api.OpenAIChatModel`). Imports nothing."""
-    path = spec if isinstance(spec, str) else type_name(spec)
-    if path in REGISTRY:
-        return path
-    for name, registered in REGISTRY.items():
-        package = registered.rpartition('.')[0]
-        if path == registered or (path.startswith(package + '.') and path.rpartition('.')[2] == name):
-            return name
-    return None
+def type_attribute(spec: Any, attribute: str, default: Any = None) -> Any:
+    """A class attribute of the type `spec` names (a model's `request_limits`, say); `default`
+    for a type without it, or one that cannot be imported (building the entry says why)."""
+    try:
+        cls = resolve_type(spec)
+    except ConfigError:
+        return default
+    return getattr(cls, attribute, default)
 
 
-def request_limits(spec):
-    """{'max_concurrency': ..., 'query_per_second': ...} by default for the model type `spec`
-    names; {} for a type without request limits, or one not registered."""
-    return dict(REQUEST_LIMITS.get(registered_name(spec), {}))
+def entry_options(cls: Any, entry: dict, key: str = '') -> dict:
+    """The constructor options of a config entry (its keys but `type`), as `cls` takes them:
+    a class may say how (a classmethod `entry_options(entry, key)`, e.g. a dataset's
+    `reader_cfg`), else every key is an option."""
+    own = getattr(cls, 'entry_options', None)
+    if own is not None:
+        return own(entry, key)
+    return {k: v for k, v in entry.items() if k != 'type'}
 
 
-def is_api_model(spec):
-    """Whether the model type `spec` names only asks an endpoint (API_MODELS). Imports nothing."""
-    return registered_name(spec) in API_MODELS
-
-
-def warm_imports(spec):
-    """Modules an inference task of the model type `spec` names may have imported for it (WARM_IMPORTS)."""
-    return list(WARM_IMPORTS.get(registered_name(spec), ()))
-
-
-def to_plain(obj):
-    """Config values as plain data: classes become import paths, so they can be dumped."""
-    if isinstance(obj, dict):
-        return {k: to_plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(to_plain(v) for v in obj) if isinstance(obj, list) else tuple(to_plain(v) for v in obj)
-    if isinstance(obj, type) or callable(obj) and hasattr(obj, '__qualname__'):
-        return type_name(obj)
-    return obj
-
-
-def build(cfg, key='', drop=(), **extra):
-    """Instantiate `cfg['type']` with the other keys (minus `drop`) plus `extra`."""
-    if not isinstance(cfg, dict) or 'type' not in cfg:
+def build(cfg: dict, key: str = '', kind: Optional[str] = None, **extra: Any) -> Any:
+    """Instantiate the type `cfg['type']` names (DEFAULT_TYPES[kind] where it names none) with
+    the entry's options plus `extra`; a ConfigError at `key` for a bad entry."""
+    if not isinstance(cfg, dict) or ('type' not in cfg and kind not in DEFAULT_TYPES):
         raise ConfigError('must be a dict with a `type` key', key=key)
-    kwargs = {k: v for k, v in cfg.items() if k != 'type' and k not in drop}
-    kwargs.update(extra)
+    cfg = dict(cfg)
+    if kind in DEFAULT_TYPES:
+        cfg.setdefault('type', DEFAULT_TYPES[kind])
     cls = resolve_type(cfg['type'], key=f'{key}.type' if key else 'type')
+    kwargs = entry_options(cls, cfg, key)
+    kwargs.update(extra)
     check_options(cls, kwargs, key or cls.__name__)
     try:
         return cls(**kwargs)
@@ -127,44 +148,29 @@ def build(cfg, key='', drop=(), **extra):
 
 
 # ------------------------------------------------ the entries of a config
-def build_model(cfg, key='model'):
-    # run_cfg (num_gpus, num_procs) is what the model's tasks ask of a cluster, not a model setting
-    return build(cfg, key=key, drop=('run_cfg',))
+def build_model(cfg: dict, key: str = 'model') -> Any:
+    """The model a `models` entry declares."""
+    return build(cfg, key=key)
 
 
-def build_dataset(cfg, key='dataset'):
-    cfg = dict(cfg)
-    cfg.setdefault('type', 'SciCodeDataset')
-    reader = dict(cfg.get('reader_cfg') or {})
-    old = evaluators_prefilled_mode(cfg, key)
-    if old is not None:
-        cfg['prefilled_mode'] = old
-    return build(cfg, key=key, drop=('reader_cfg', 'infer_cfg', 'eval_cfg'), **reader)
+def build_dataset(cfg: dict, key: str = 'dataset') -> Any:
+    """The dataset a `datasets` entry declares (SciCodeDataset where it names no type)."""
+    return build(cfg, key=key, kind='dataset')
 
 
-def evaluator_cfg(dataset_cfg):
-    cfg = dict((dataset_cfg.get('eval_cfg') or {}).get('evaluator') or {})
-    cfg.setdefault('type', 'SciCodeEvaluator')
+def evaluator_cfg(dataset_cfg: dict) -> dict:
+    """A dataset entry's evaluator entry, as its dataset type reads it (`evaluator_entry`), with
+    the default evaluator type where it names none."""
+    cls = type_attribute(dataset_cfg.get('type', DEFAULT_TYPES['dataset']), 'evaluator_entry')
+    cfg = dict(cls(dataset_cfg) if cls is not None else
+               (dataset_cfg.get('eval_cfg') or {}).get('evaluator') or {})
+    cfg.setdefault('type', DEFAULT_TYPES['evaluator'])
     return cfg
 
 
-def build_evaluator(dataset_cfg, key='dataset.eval_cfg.evaluator'):
-    """The entry's evaluator, given its dataset's prefilled_mode: it scores with the dataset's and
-    records it with its settings (results files keep it, and `-r` compares it)."""
-    mode = build_dataset(dataset_cfg).prefilled_mode
-    return build(evaluator_cfg(dataset_cfg), key=key, prefilled_mode=mode)
-
-
-def evaluators_prefilled_mode(dataset_cfg, key='dataset'):
-    """`eval_cfg.evaluator.prefilled_mode`, where the dataset's `prefilled_mode` used to be set:
-    still taken for the dataset's (None where not given), refused where the dataset gives
-    another. Prompts and test programs read the one setting, the dataset's."""
-    old = evaluator_cfg(dataset_cfg).get('prefilled_mode')
-    own = dataset_cfg.get('prefilled_mode')
-    if old is not None and own is not None and old != own:
-        raise ConfigError(f'prefilled_mode {own!r} here and {old!r} at {key}.eval_cfg.evaluator.prefilled_mode '
-                          f'differ; prompts and test programs read one setting, the dataset\'s',
-                          key=f'{key}.prefilled_mode',
-                          fix='keep prefilled_mode on the dataset and remove it from eval_cfg.evaluator '
-                              '(its old place)')
-    return old
+def build_evaluator(dataset_cfg: dict, key: str = 'dataset.eval_cfg.evaluator') -> Any:
+    """The evaluator of a dataset entry, built with what its dataset tells it (`evaluator_options`:
+    SciCode's gives its prefilled_mode, which results files keep and `-r` compares)."""
+    dataset = build_dataset(dataset_cfg)
+    told = getattr(dataset, 'evaluator_options', dict)()
+    return build(evaluator_cfg(dataset_cfg), key=key, **told)

@@ -1,10 +1,11 @@
 """Writes configs as plain Python files that `Config.fromfile` reads back."""
-from ..registry import to_plain
+from ..utils.plain import to_plain
 from ..utils.writes import write_whole
 
 
-def dump_config(cfg, path):
-    """Write a config as a plain Python file that `Config.fromfile` reads back."""
+def dump_config(cfg, path) -> None:
+    """Write `cfg` (a dict or an mmengine Config) to `path` as a plain Python file that
+    `Config.fromfile` reads back; names imported into the config are left out."""
     import types
     from mmengine.config import Config
     data = {}

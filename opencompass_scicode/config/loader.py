@@ -11,11 +11,12 @@ the names of any read_base() block bound first), and its variables are merged
 over the bases with mmengine's merge rules (dicts merge key by key,
 `_delete_=True` replaces, lists are replaced).
 
-A file whose read_base() imports reach `opencompass.configs.*` (every OpenCompass eval config
-does) is run the same way, without bases: mmengine would resolve such a module through an
-installed OpenCompass package, and stop without one. Here the module is read where
-from_opencompass/opencompass_files.py finds it: OpenCompass's own file where there is one, else
-this package's stand-in for SciCode's dataset and summarizer configs.
+A file whose read_base() imports reach another harness's modules (`opencompass.configs.*`:
+every OpenCompass eval config does) is run the same way, without bases: mmengine would resolve
+such a module through an installed OpenCompass package, and stop without one. Here the module
+is read where the harness's dialect finds it (config/dialects.py; the face installs
+adapters/opencompass/: OpenCompass's own file where there is one, else this package's stand-in
+for SciCode's dataset and summarizer configs). This module imports no adapter.
 
 Every file gets mmengine's `{{fileDirname}}` and `{{$VAR:default}}`
 substitutions, also those mmengine reads in lazy-import mode (where it makes
@@ -25,6 +26,7 @@ An exception raised while a config file runs is reported with the file and
 line it came from, which may be a base.
 """
 import ast
+import builtins
 import os
 import re
 import types
@@ -34,11 +36,7 @@ from mmengine.config import Config, ConfigDict
 from mmengine.utils import get_installed_path
 
 from ..errors import ConfigError
-from . import mmengine_private
-from .from_opencompass.entries import adopt
-from .from_opencompass.names import config_builtins, is_opencompass
-from .from_opencompass.opencompass_files import module_source
-from .from_opencompass.placeholders import resolve_placeholders
+from . import dialects, mmengine_private
 
 BASE_KEY = '_base_'
 
@@ -88,14 +86,15 @@ def _is_read_base(node):
 
 def _read_base_source(path, node):
     """What `from <module> import ...` inside read_base() reads: a file, resolved as mmengine
-    resolves it, or for `opencompass.configs.*` what from_opencompass/opencompass_files.py finds
-    (OpenCompass's file, or the variables of a stand-in)."""
+    resolves it, or for a module of another harness (`opencompass.configs.*`) what its dialect
+    finds (OpenCompass's file, or the variables of a stand-in)."""
     if not isinstance(node, ast.ImportFrom) or node.module is None:
         raise ConfigError('read_base() holds only `from .file import name` lines', file=path,
                           line=node.lineno)
     parts = node.module.split('.')
-    if not node.level and is_opencompass(node.module):
-        return module_source(node.module, file=path, line=node.lineno)
+    dialect = None if node.level else dialects.owner(node.module)
+    if dialect is not None:
+        return dialect.module_source(node.module, file=path, line=node.lineno)
     if node.level:
         root = path.parent.joinpath(*['..'] * (node.level - 1))
     else:
@@ -224,7 +223,7 @@ def _load_as_plain_python(path):
     for base_path in _base_paths(path, node) if node is not None else ():
         merged = _merged(_plain_dict(_load(base_path)), merged)
     namespace = {'__file__': str(path), BASE_KEY: ConfigDict(merged),
-                 '__builtins__': config_builtins(str(path))}    # `opencompass.*` imports: names.py
+                 '__builtins__': _builtins(str(path))}
     body = []
     for stmt in tree.body:
         if _is_read_base(stmt):
@@ -249,8 +248,20 @@ def _load_as_plain_python(path):
     return Config(_merged(child, merged), filename=str(path))
 
 
+def _builtins(file):
+    """Builtins for a config run as plain Python: each installed dialect's imports of its
+    harness's modules (`opencompass.*`) give placeholders instead of importing the harness."""
+    names = dict(vars(builtins))
+    for dialect in dialects.installed():
+        names = dialect.builtins(file, names)
+    return names
+
+
 def _resolve_placeholders(cfg, path):
-    """Swap the config's `opencompass.*` placeholders for OpenCompassNames where they sit."""
+    """Swap the config's placeholders of other harnesses (`opencompass.*`) for what each
+    dialect resolves them to, where they sit."""
+    if not dialects.installed():
+        return
     # ConfigDict builds (imports) a placeholder when it is read, unless its `lazy` switch is on.
     lazy, ConfigDict.lazy = ConfigDict.lazy, True
     try:
@@ -259,7 +270,8 @@ def _resolve_placeholders(cfg, path):
         ConfigDict.lazy = lazy
     before = dict(values)
     try:
-        resolve_placeholders(values)       # nested dicts and lists in place, the top level in `values`
+        for dialect in dialects.installed():   # nested dicts and lists in place, the top level in `values`
+            dialect.resolve_placeholders(values)
     except ConfigError as exc:
         raise exc.within(file=path) from None
     for key, value in values.items():
@@ -272,7 +284,7 @@ def _load(path):
     if not path.is_file():
         raise ConfigError('config file does not exist', file=path,
                           fix='pass the path of a Python config, e.g. configs/eval_scicode.py')
-    if _base_node(_parse(path, path.read_text(encoding='utf-8'))) is None and not _reaches_opencompass(path):
+    if _base_node(_parse(path, path.read_text(encoding='utf-8'))) is None and not _reaches_a_dialect(path):
         cfg = _fromfile(path)
     else:
         cfg = _load_as_plain_python(path)
@@ -280,7 +292,7 @@ def _load(path):
     return cfg
 
 
-def _reaches_opencompass(path, seen=None):
+def _reaches_a_dialect(path, seen=None):
     """Whether the read_base() imports of `path`, or of the files it imports there (relatively),
     name an `opencompass.*` module. mmengine would look for an installed OpenCompass package (and
     stop without one); such files are run here instead, reading those modules where
@@ -294,27 +306,29 @@ def _reaches_opencompass(path, seen=None):
         for node in block.body:
             if not isinstance(node, ast.ImportFrom) or node.module is None:
                 continue                    # mmengine refuses these, naming the line
-            if not node.level and is_opencompass(node.module):
+            if not node.level and dialects.owner(node.module) is not None:
                 return True
             if node.level:
                 parts = node.module.split('.')
                 file = path.parent.joinpath(*['..'] * (node.level - 1), *parts[:-1], parts[-1] + '.py')
-                if _reaches_opencompass(file.resolve(), seen):
+                if _reaches_a_dialect(file.resolve(), seen):
                     return True
     return False
 
 
-def load_config(path, backend=None, notes=None):
+def load_config(path, backend=None, notes=None) -> Config:
     """Returns an mmengine Config; raises ConfigError naming the file (and line) on failure.
 
-    `opencompass.*` names in it never import OpenCompass (from_opencompass/names.py), and its
-    OpenCompass-shaped entries come back in this package's shape (from_opencompass/entries.py;
-    `backend`: the server of HuggingFace-type models that name none). What the user should know
-    of that translation is appended to `notes` (a list), if given."""
+    With a dialect installed (config/dialects.py; run.py installs OpenCompass's), names of its
+    harness in the file never import the harness, and entries in its shape come back in this
+    package's shape (`backend`: the server of HuggingFace-type models that name none). What the
+    user should know of that translation is appended to `notes` (a list), if given."""
     mmengine_private.check_version()
     cfg = _load(path)
+    lines = []
     try:
-        lines = adopt(cfg, backend=backend)
+        for dialect in dialects.installed():
+            lines += dialect.adopt(cfg, backend=backend)
     except ConfigError as exc:
         raise exc.within(file=Path(path).resolve()) from None
     if notes is not None:

@@ -23,6 +23,7 @@ import io
 import os
 import tempfile
 from pathlib import Path
+from typing import Iterator, Optional
 
 import mmengine
 import mmengine.config.config as config_module
@@ -38,7 +39,7 @@ from ..errors import ConfigError
 TESTED = '>=0.10,!=0.10.6,<0.11'
 
 
-def check_version():
+def check_version() -> None:
     """ConfigError unless the installed mmengine is in TESTED."""
     try:
         ok = SpecifierSet(TESTED).contains(Version(mmengine.__version__), prereleases=True)
@@ -61,19 +62,19 @@ def _substituted(path, base_vars):
         return Path(out).read_text(encoding='utf-8'), placeholders
 
 
-def substituted_source(path):
+def substituted_source(path) -> tuple[str, Optional[dict]]:
     """The text of a file with `_base_`, substituted as mmengine does, and the placeholders left
     for `{{_base_.key}}` (for substitute_base_vars, once the bases are merged)."""
     return _substituted(path, base_vars=True)
 
 
-def substitute_base_vars(cfg, placeholders, bases):
+def substitute_base_vars(cfg: dict, placeholders: dict, bases: dict) -> dict:
     """`cfg` (a dict) with the placeholders of substituted_source replaced by values of `bases`."""
     return Config._substitute_base_vars(cfg, placeholders, bases)
 
 
 @contextlib.contextmanager
-def lazy_reads_substituted():
+def lazy_reads_substituted() -> Iterator[None]:
     """While active, the config files mmengine reads in lazy-import mode come with the
     `{{fileDirname}}` and `{{$VAR:default}}` substitutions plain mode makes (none of their paths
     changes: `__file__`, relative imports and error locations stay those of the real files).
@@ -97,7 +98,7 @@ def lazy_reads_substituted():
         del config_module.open
 
 
-def placeholder_name(value):
+def placeholder_name(value) -> Optional[str]:
     """The dotted name a lazy-import placeholder stands for (`numpy.pi` for `np.pi` or
     `from numpy import pi`; `numpy` for `import numpy as np`), or None for any other value."""
     if isinstance(value, LazyAttr):

@@ -26,7 +26,7 @@ FLAG_KNOBS = ('timeout', 'memory_limit_mb', 'environments', 'environment_rule', 
               'prefilled_steps', 'simps_shim')
 
 
-def run_config_path(run_root):
+def run_config_path(run_root) -> Path:
     """The merged config a run dumped (configs/<timestamp>.py); ConfigError if it is not a run."""
     run_root = Path(run_root)
     path = run_root / 'configs' / f'{run_root.name}.py'
@@ -46,7 +46,7 @@ def _place(entry, knob):
     return entry['eval_cfg']['evaluator']
 
 
-def needs_new_answers(entry, protocol):
+def needs_new_answers(entry: dict, protocol: str) -> list[tuple]:
     """[(knob, the run's value, the protocol's)] of the knobs of the answers that differ."""
     run = knob_values(entry)
     answers = {k.name: run[k.name] for k in KNOBS if k.phase == 'answers' and k.name in run}
@@ -54,7 +54,7 @@ def needs_new_answers(entry, protocol):
     return [(name, value, wanted[name]) for name, value in overrides(protocol, answers).items()]
 
 
-def regraded_entry(entry, protocol, flags, scoring_only):
+def regraded_entry(entry: dict, protocol, flags: dict, scoring_only: bool) -> dict:
     """The dataset entry (applied) scored under `protocol` with the scoring `flags`; ConfigError
     where the protocol needs new answers and `scoring_only` is off."""
     entry = apply(entry)
@@ -81,8 +81,8 @@ def regraded_entry(entry, protocol, flags, scoring_only):
     return out
 
 
-def flag_values(args):
-    """{knob: value} of the scoring flags given on the command line."""
+def flag_values(args) -> dict:
+    """{knob: value} of the scoring flags given on the command line (`args`, parsed by argparse)."""
     out = {}
     for name in FLAG_KNOBS:
         value = getattr(args, name, None)
@@ -96,14 +96,16 @@ def flag_values(args):
     return out
 
 
-def label_of(protocol, flags):
+def label_of(protocol: str, flags: dict) -> str:
     """The folder name of a re-grade: its protocol and the scoring flags given."""
     text = protocol + ''.join(f'+{k}={value_text(v)}' for k, v in flags.items())
     return text.replace('/', '_')
 
 
-def regrade_config(run_root, protocol=None, flags=None, scoring_only=False):
-    """(config, label): the run's config with every dataset re-graded (see above)."""
+def regrade_config(run_root, protocol=None, flags=None, scoring_only=False) -> tuple[dict, str]:
+    """(config, label): the config of the run in `run_root` with every dataset re-graded under
+    `protocol` (None: each dataset's own) and the scoring `flags` (see above), and the name of the
+    re-grade's folder."""
     flags = dict(flags or {})
     for name in flags:
         if BY_NAME[name].phase != 'scoring':       # the flags are scoring knobs; kept honest here too

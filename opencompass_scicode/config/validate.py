@@ -39,8 +39,9 @@ def _old_prefilled_mode(cfg, key):
     return True
 
 
-def validate_dataset(cfg, key):
-    """True where the entry sets prefilled_mode in its old place (a note says it moved)."""
+def validate_dataset(cfg: dict, key: str) -> bool:
+    """Check the dataset entry `cfg` found at `key`; raise ConfigError on a problem. True where the
+    entry sets prefilled_mode in its old place (a note says it moved)."""
     if not isinstance(cfg, dict):
         raise ConfigError(f'must be a dict, got {type(cfg).__name__}', key=key)
     cls = resolve_type(cfg.get('type', 'SciCodeDataset'), key=f'{key}.type')
@@ -102,7 +103,7 @@ def _run_cfg(model, key):
     check_options(RunCfg, run_cfg, f'{key}.run_cfg')
 
 
-def validate_config(cfg, file=None):
+def validate_config(cfg, file=None) -> list[str]:
     """Raise ConfigError (with the file) on the first problem found; else the notes on keys
     accepted in an old place."""
     try:

@@ -9,6 +9,7 @@ from ..errors import ConfigError, DataError
 from ..protocols import DEFAULT as DEFAULT_PROTOCOL
 from ..protocols import PROTOCOLS
 from ..protocols import check_name as check_protocol
+from ..registry import register
 from . import verified
 from .chain import PREFILLED_MODES, PrefilledMode
 from .files import DEFAULT_DATA_DIR, prepare_data, sha256_of
@@ -99,6 +100,7 @@ def read_jsonl(path):
         return [json.loads(line) for line in fh if line.strip()]
 
 
+@register
 @dataclass
 class SciCodeDataset:
     """One split of SciCode, optionally restricted to some problems.
@@ -128,6 +130,36 @@ class SciCodeDataset:
     _checked: bool = field(default=False, init=False, repr=False)
     _files_dir: Optional[Path] = field(default=None, init=False, repr=False)
     _prefilled: dict = field(default_factory=dict, init=False, repr=False)
+
+    @classmethod
+    def entry_options(cls, entry: dict, key: str = 'dataset') -> dict:
+        """The constructor options of a `datasets` entry: its keys, with `reader_cfg`'s spread
+        out, and `infer_cfg`/`eval_cfg` left to inference and scoring. `prefilled_mode` may
+        still be set at `eval_cfg.evaluator`, its old place: taken from there when the dataset
+        sets none, refused when the two differ (prompts and test programs read one setting)."""
+        options = {k: v for k, v in entry.items() if k not in ('type', 'reader_cfg', 'infer_cfg', 'eval_cfg')}
+        options.update(entry.get('reader_cfg') or {})
+        old = cls.evaluator_entry(entry).get('prefilled_mode')
+        own = entry.get('prefilled_mode')
+        if old is not None and own is not None and old != own:
+            raise ConfigError(f'prefilled_mode {own!r} here and {old!r} at {key}.eval_cfg.evaluator.prefilled_mode '
+                              f'differ; prompts and test programs read one setting, the dataset\'s',
+                              key=f'{key}.prefilled_mode',
+                              fix='keep prefilled_mode on the dataset and remove it from eval_cfg.evaluator '
+                                  '(its old place)')
+        if old is not None:
+            options['prefilled_mode'] = old
+        return options
+
+    @staticmethod
+    def evaluator_entry(entry: dict) -> dict:
+        """The evaluator entry of a `datasets` entry (`eval_cfg.evaluator`; {} where it gives none)."""
+        return dict((entry.get('eval_cfg') or {}).get('evaluator') or {})
+
+    def evaluator_options(self) -> dict:
+        """What this dataset tells its evaluator: the prefilled_mode it scores with (the dataset's,
+        which prompts read too; results files keep it, and `-r` compares it)."""
+        return {'prefilled_mode': self.prefilled_mode}
 
     def __post_init__(self):
         check_protocol(self.protocol)

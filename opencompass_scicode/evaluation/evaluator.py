@@ -22,6 +22,7 @@ from ..sandbox.job import Limits, StepJob, default_limit
 from ..targets.reader import StepTargets
 from ..utils.checks import check_number
 from ..utils.parallel import PARALLEL_ENV
+from ..registry import register
 from .environments import check_rule, combine
 from .metrics import score
 from .origin import OriginCheck, read_reference
@@ -46,6 +47,7 @@ def dependency_names(dependencies):
     return tuple(name for _, name in dependency_imports(dependencies) if name)
 
 
+@register
 class SciCodeEvaluator:
     """Runs the official tests of every scored step against the model's code.
 
@@ -54,7 +56,7 @@ class SciCodeEvaluator:
         own; in a run, the run's step pool on each machine, one worker per CPU, serves all tasks).
     prefilled_mode: the dataset's (`SciCodeDataset(prefilled_mode=...)`, see datasets/chain.py),
         which prompts read too; build_evaluator gives it here so that the settings record it. A
-        config may still set it here, its old place (registry.evaluators_prefilled_mode); a
+        config may still set it here, its old place (SciCodeDataset.entry_options); a
         dataset with another one is refused. None: the dataset's, unrecorded.
     simps_shim: provide `scipy.integrate.simps` on SciPy >= 1.14 (problems 2 and 28).
     executor: 'forkserver' (workers preload the scientific stack and fork per step)

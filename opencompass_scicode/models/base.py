@@ -12,8 +12,8 @@ from typing import Any, Optional
 ANSWER_LIMIT = contextvars.ContextVar('answer_limit', default=None)
 
 
-def answer_limit(own):
-    """The token limit for the answer being asked: the dataset's, else the model's `own`."""
+def answer_limit(own: Optional[int]) -> Optional[int]:
+    """The token limit for the answer being asked: the dataset's, else the model's `own` (None: no limit sent)."""
     return ANSWER_LIMIT.get() or own
 
 
@@ -23,8 +23,9 @@ def answer_limit(own):
 ANSWER_TEMPERATURE = contextvars.ContextVar('answer_temperature', default=0.0)
 
 
-def answer_temperature(own):
-    """The temperature to ask with: the model's `own` where its entry sets one, else the dataset's."""
+def answer_temperature(own: Optional[float]) -> Optional[float]:
+    """The temperature to ask with: the model's `own` where its entry sets one, else the dataset's
+    (None: send none, the API's default)."""
     return own if own is not None else ANSWER_TEMPERATURE.get()
 
 
@@ -57,8 +58,9 @@ class ChatTurn:
     attempts: int = 1
     latency_s: float = 0.0
 
-    def usage_record(self):
-        """What a prediction record keeps of this turn's usage."""
+    def usage_record(self) -> dict:
+        """What a prediction record keeps of this turn's usage: its token counts, the requests it
+        took and its latency, as one dict."""
         return dict(self.usage, requests=self.attempts, latency_s=self.latency_s)
 
 
@@ -71,28 +73,42 @@ class BaseModel:
 
     needs_prior_code = True
     supports_chat = False     # implements `achat(messages, tools)` (chat and tool_use modes)
+    # What the planner reads of a model type without building one (registry.type_attribute):
+    # its request limits when its entry gives none (divided among a model's shards);
+    api_only = False          # whether it only asks an endpoint: its inference task then waits
+    #                           on answers and, without a server or GPUs of its own, holds no
+    #                           runner slot (partitioners/base.py, runners/);
+    request_limits: dict = {}   # {'max_concurrency': ..., 'query_per_second': ...} by default;
+    warm_imports: tuple = ()  # modules its inference task imports that a warm launcher may
+    #                           import first (nothing that must not cross a fork: no GPU runtime).
+
+    @classmethod
+    def entry_options(cls, entry: dict, key: str = '') -> dict:
+        """The constructor options of a `models` entry: its keys but `type` and `run_cfg`
+        (num_gpus, num_procs: what the model's tasks ask of a cluster, not a model setting)."""
+        return {k: v for k, v in entry.items() if k not in ('type', 'run_cfg')}
 
     def __init__(self, abbr=None):
         self.abbr = abbr or self.default_abbr()
 
     @classmethod
-    def default_abbr(cls, **options):
+    def default_abbr(cls, **options: Any) -> str:
         """The name a model gets without an `abbr` (it names its output files); `options` are
         the other keys of its config entry."""
         return cls.__name__.replace('Model', '').lower() or 'model'
 
-    def redact(self, text):
+    def redact(self, text: str) -> str:
         """`text` without the model's secrets (an API key), for messages and records."""
         return text
 
-    def settings(self):
-        """Everything that changes this model's answers (no secrets), for fingerprints."""
+    def settings(self) -> dict:
+        """Everything that changes this model's answers (no secrets), as a plain dict for fingerprints."""
         return {'type': type(self).__name__}
 
-    def check_dataset(self, dataset):
-        """Raise ConfigError if this model cannot run on `dataset`."""
+    def check_dataset(self, dataset: Any) -> None:
+        """Raise ConfigError if this model cannot run on `dataset` (a datasets.SciCodeDataset)."""
 
-    def probe(self):
+    def probe(self) -> Optional[str]:
         """Before any work: raise a UserFacingError if this model cannot answer at all (an API
         model's endpoint, models/probe.py); a note when not everything could be checked, else
         None. Offline models have nothing to ask."""
@@ -113,10 +129,14 @@ class StepChatMixin:
 
     supports_chat = True
 
-    def initial_messages(self, prompt):
+    def initial_messages(self, prompt: str) -> list[dict]:
+        """The conversation a chat mode starts from: `prompt` as the one user message."""
         return [{'role': 'user', 'content': prompt}]
 
-    async def achat_step(self, messages, tools, request):
+    async def achat_step(self, messages: list, tools: Any, request: GenerationRequest) -> ChatTurn:
+        """One chat turn answered from the step of `request` alone (`messages` and `tools` are
+        ignored): the step's answer as a ChatTurn without tool calls. Raises RuntimeError when
+        the model has no answer for the step, as a chat model's failed request would."""
         gen = await self.agenerate(request)
         if gen.error:
             raise RuntimeError(gen.error)

@@ -1,9 +1,12 @@
 from pathlib import Path
+from typing import Any, Optional
 
 from ..errors import ConfigError
-from .base import BaseModel, Generation
+from ..registry import register
+from .base import BaseModel, Generation, GenerationRequest
 
 
+@register
 class GeneratedCodeModel(BaseModel):
     """Scores code produced elsewhere, in the official generator's layout.
 
@@ -19,25 +22,30 @@ class GeneratedCodeModel(BaseModel):
         self.path = Path(path)
 
     @classmethod
-    def default_abbr(cls, path=None, **options):
+    def default_abbr(cls, path=None, **options) -> str:
+        """The name of the directory `path`, else 'generated'."""
         return (Path(path).name if path else '') or 'generated'
 
-    def settings(self):
+    def settings(self) -> dict:
+        """The directory read, which is all that decides this model's answers."""
         return {'type': 'GeneratedCodeModel', 'path': str(self.path)}
 
-    def check_dataset(self, dataset):
+    def check_dataset(self, dataset: Any) -> None:
+        """Raise ConfigError when the directory of generated files does not exist."""
         if not self.path.is_dir():
             raise ConfigError(f'GeneratedCodeModel directory {self.path} does not exist',
                               key='path', fix='point `path` at the directory of generated .py files')
 
-    def file_for(self, problem_id, step_index):
+    def file_for(self, problem_id: str, step_index: int) -> Optional[Path]:
+        """The generated file of step `step_index` of `problem_id` in either official name, or None."""
         for name in (f'{problem_id}.{step_index}.py', f'{problem_id}.{step_index}_0.py'):
             candidate = self.path / name
             if candidate.is_file():
                 return candidate
         return None
 
-    def generate(self, request):
+    def generate(self, request: GenerationRequest) -> Generation:
+        """The step's file as a program to run verbatim; an error Generation when there is none."""
         found = self.file_for(request.problem.problem_id, request.step.index)
         if found is None:
             return Generation(error=f'no file {request.problem.problem_id}.{request.step.index}.py '

@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Optional
 
 # How each engine OpenCompass's local model types use is installed, by the name its command starts with.
 INSTALL = {
@@ -30,8 +31,9 @@ def _this_python(program):
         return False
 
 
-def missing_launcher(command):
-    """The program or module `command` starts that is not installed here, or None."""
+def missing_launcher(command: list) -> Optional[str]:
+    """The program or module that `command` (a server's argv) starts and that is not installed
+    here, or None when it is."""
     program = str(command[0])
     if len(command) > 2 and command[1] == '-m' and _this_python(program):
         top = str(command[2]).split('.')[0]
@@ -41,6 +43,6 @@ def missing_launcher(command):
     return None if shutil.which(program) else program
 
 
-def install_hint(name):
-    """How to install what missing_launcher named."""
+def install_hint(name: str) -> str:
+    """How to install `name`, what missing_launcher named, as a line to show the user."""
     return INSTALL.get(name) or f'install {name} (it must be on PATH, or importable by {sys.executable})'

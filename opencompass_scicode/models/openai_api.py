@@ -14,26 +14,28 @@ import asyncio
 import random
 import re
 import time
-from typing import Literal
+from typing import Literal, Optional
 
 from ..errors import ConfigError
-from ..registry import REQUEST_LIMITS
 from ..utils.checks import check_number
 from ..utils.secrets import redacted_server, resolve_key
-from .base import BaseModel, ChatTurn, Generation, answer_limit, answer_temperature
+from ..registry import register
+from .base import BaseModel, ChatTurn, Generation, GenerationRequest, answer_limit, answer_temperature
 from .refusals import ENDPOINT, EndpointError, StepRefused, described, refusal_for
 from .server import check_server
 
 DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.'
-# In the registry's table: the planner shares them out among shards without importing this module.
-LIMITS = REQUEST_LIMITS['OpenAIChatModel']
+# Its request limits when its entry gives none (the class's `request_limits`, which the planner
+# shares out among a model's shards).
+LIMITS = {'max_concurrency': 8, 'query_per_second': None}
 # How requests are sent: Chat Completions, or the Responses API.
 APIS = ('chat', 'responses')
 _THINK = re.compile(r'<think>(.*?)</think>', re.DOTALL)
 
 
-def split_reasoning(content):
-    """(answer without <think> blocks, the reasoning text or None)."""
+def split_reasoning(content: Optional[str]) -> tuple[str, Optional[str]]:
+    """A response's `content` split in two: (the answer without <think> blocks, the reasoning text or
+    None where there was none)."""
     if not content or '<think>' not in content:
         return content or '', None
     thoughts = _THINK.findall(content)
@@ -52,7 +54,8 @@ class RateLimiter:
         self._next = 0.0
         self._lock = asyncio.Lock()
 
-    async def wait(self):
+    async def wait(self) -> None:
+        """Return when the next request may start: at once, or after the bucket refills."""
         if not self.interval:
             return
         async with self._lock:
@@ -63,6 +66,7 @@ class RateLimiter:
             await asyncio.sleep(delay)
 
 
+@register
 class OpenAIChatModel(BaseModel):
     """A model behind an OpenAI-compatible API.
 
@@ -81,6 +85,10 @@ class OpenAIChatModel(BaseModel):
     """
 
     supports_chat = True
+    api_only = True
+    request_limits = LIMITS
+    # the SDK, imported by the model only when it is built
+    warm_imports = ('opencompass_scicode.models.openai_api', 'openai')
 
     def __init__(self, path, abbr=None, base_url=None, key='ENV', temperature=None, max_out_len=None,
                  system_prompt=DEFAULT_SYSTEM_PROMPT, extra_body=None, timeout=600.0, retries=8,
@@ -137,10 +145,13 @@ class OpenAIChatModel(BaseModel):
 
     # ------------------------------------------------------------ identity
     @classmethod
-    def default_abbr(cls, path=None, **options):
+    def default_abbr(cls, path=None, **options) -> str:
+        """The last part of the model name `path` ('Qwen/Qwen3-8B' -> 'Qwen3-8B')."""
         return path.split('/')[-1] if path else super().default_abbr()
 
-    def settings(self):
+    def settings(self) -> dict:
+        """The model name, where it is asked and how (temperature, limits, system prompt, extra body,
+        api): what changes its answers, without the key."""
         # A started server gets a new port each time: its command (with '{port}' in it) names it.
         # Its secrets are <redacted>, the same whether given literally or moved to the environment.
         where = ({'server': redacted_server(self.server, {self._key})['command']} if self.server
@@ -150,19 +161,20 @@ class OpenAIChatModel(BaseModel):
                 'system_prompt': self.system_prompt, 'extra_body': self.extra_body, 'api': self.api}
 
     @property
-    def api_key(self):
+    def api_key(self) -> str:
         """The resolved key (for a started server's readiness probe); never written anywhere."""
         return self._key
 
-    def redact(self, text):
-        """Remove the key from text that may end up in files or logs."""
+    def redact(self, text: str) -> str:
+        """`text`, which may end up in files or logs, with the key replaced by <redacted>."""
         if text and self._key and len(self._key) >= 4:
             text = str(text).replace(self._key, '<redacted>')
         return text
 
-    def probe(self):
-        """Ask the endpoint once before any work (probe.py); a server this model starts itself
-        is not there yet."""
+    def probe(self) -> Optional[str]:
+        """Ask the endpoint once before any work (probe.py): raises EndpointError when it is wrong,
+        returns a note when not everything could be checked, else None. A server this model starts
+        itself is not there yet: None."""
         if self.server:
             return None
         from .probe import probe
@@ -206,8 +218,9 @@ class OpenAIChatModel(BaseModel):
                 self._verified.set_exception(error)
                 self._verified.exception()      # seen here: no "never retrieved" warning without waiters
 
-    async def achat(self, messages, tools=None):
-        """One model turn, with retries. Returns a ChatTurn; raises StepRefused (this request's
+    async def achat(self, messages: list, tools: Optional[list] = None) -> ChatTurn:
+        """One model turn for the chat `messages` (and the function `tools` it may call), with
+        retries. Returns a ChatTurn; raises StepRefused (this request's
         failure) or EndpointError (every request's), as the table of refusals.py says."""
         self._setup()
         _, semaphore, limiter = self._limits
@@ -309,11 +322,14 @@ class OpenAIChatModel(BaseModel):
         temperature = answer_temperature(self.temperature)
         return {} if temperature is None else {'temperature': temperature}
 
-    def initial_messages(self, prompt):
+    def initial_messages(self, prompt: str) -> list[dict]:
+        """The conversation a request starts from: the system prompt, if any, then `prompt`."""
         messages = [{'role': 'system', 'content': self.system_prompt}] if self.system_prompt else []
         return messages + [{'role': 'user', 'content': prompt}]
 
-    async def agenerate(self, request):
+    async def agenerate(self, request: GenerationRequest) -> Generation:
+        """The answer to `request`'s prompt in one turn (with retries), as a Generation; raises
+        StepRefused or EndpointError as achat does."""
         turn = await self.achat(self.initial_messages(request.prompt))
         return Generation(text=turn.content, reasoning=turn.reasoning, finish_reason=turn.finish_reason,
                           usage=turn.usage_record())
@@ -327,7 +343,7 @@ def _plain_usage(usage):
     return out
 
 
-def api_failure(exc):
+def api_failure(exc: BaseException) -> Optional[tuple]:
     """(status, the server's words) of a failed request, as the table of refusals.py reads them;
     None for an exception that is no API failure (a bug: raised as is)."""
     import openai

@@ -13,9 +13,11 @@ with the official semantics (extraction, the prefilled code in the chain, 1800 s
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError
-from .base import BaseModel, Generation
+from ..registry import register
+from .base import BaseModel, Generation, GenerationRequest
 
 FILE_NAMES = {False: 'SciCode.json', True: 'SciCode_with_background.json'}
 PACK_NAME = 'SciCode_datasets.json'
@@ -24,6 +26,7 @@ NOTE = ('note: re-scoring OpenCompass predictions with the official SciCode sema
         'each response attributed to its own step; OpenCompass\'s own accuracy for the same file may differ.')
 
 
+@register
 class OpenCompassPredictions(BaseModel):
     """path: OpenCompass's predictions file (`.../predictions/<model>/SciCode.json`), or the
     folder holding `SciCode.json` and `SciCode_with_background.json` (picked by each dataset's
@@ -41,18 +44,23 @@ class OpenCompassPredictions(BaseModel):
         self._noted = False
 
     @classmethod
-    def default_abbr(cls, path=None, **options):
+    def default_abbr(cls, path=None, **options) -> str:
+        """The name of the model's folder: the parent of a `.json` file, else `path` itself."""
         path = Path(path or '')
         return (path.parent.name if path.suffix == '.json' else path.name) or 'opencompass'
 
-    def settings(self):
+    def settings(self) -> dict:
+        """The file (or folder) and data pack read: what decides this model's answers."""
         return {'type': 'OpenCompassPredictions', 'path': str(self.path),
                 'data_pack': str(self.data_pack) if self.data_pack else None}
 
-    def file_for(self, with_bg):
+    def file_for(self, with_bg: bool) -> Path:
+        """The predictions file of one setting (`with_bg`): `path` itself when it is a file."""
         return self.path if self.path.suffix == '.json' else self.path / FILE_NAMES[bool(with_bg)]
 
-    def check_dataset(self, dataset):
+    def check_dataset(self, dataset: Any) -> None:
+        """Read and check the predictions for `dataset`'s setting; raise ConfigError when the
+        dataset is not the test split or the file does not fit it."""
         if dataset.split != 'test':
             raise ConfigError(f'OpenCompass predictions cover the test split (65 problems); dataset '
                               f'{dataset.abbr!r} uses split {dataset.split!r}', key='split',
@@ -109,7 +117,9 @@ class OpenCompassPredictions(BaseModel):
         self._answers[dataset.with_bg] = answers
         return answers
 
-    def generate(self, request):
+    def generate(self, request: GenerationRequest) -> Generation:
+        """The response OpenCompass gave to `request`'s step; an error Generation when it is not text.
+        Raises RuntimeError when check_dataset has not read the file first."""
         answers = self._answers.get(request.with_bg)
         if answers is None:
             raise RuntimeError('check_dataset was not called')

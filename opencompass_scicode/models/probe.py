@@ -10,6 +10,8 @@ route, a spent quota) and a list that does not answer in time stop the run; anyt
 left to the run (its retries, its per-step refusals), the probe having learnt only that the
 server is there. --no-probe skips it, for endpoints that bill even the list.
 """
+from typing import Optional
+
 from .openai_api import api_failure
 from .refusals import ENDPOINT, EndpointError, refusal_for, status_text
 
@@ -21,7 +23,7 @@ NOT_JUDGED = ('setting',)
 SHOWN_MODELS = 8
 
 
-def probe(model, timeout=PROBE_TIMEOUT_S):
+def probe(model, timeout=PROBE_TIMEOUT_S) -> Optional[str]:
     """Ask `model`'s endpoint (an OpenAIChatModel with a base_url); raises EndpointError saying
     what the server answered and what to fix. Returns a note when the probe could not judge
     everything (the run goes on), else None."""

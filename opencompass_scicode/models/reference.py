@@ -1,7 +1,11 @@
+from typing import Any
+
 from ..errors import ConfigError
-from .base import BaseModel, Generation, StepChatMixin
+from ..registry import register
+from .base import BaseModel, Generation, GenerationRequest, StepChatMixin
 
 
+@register
 class ReferenceModel(StepChatMixin, BaseModel):
     """Answers every step with its gold code: checks the harness without a model.
 
@@ -12,7 +16,8 @@ class ReferenceModel(StepChatMixin, BaseModel):
     def __init__(self, abbr=None):
         super().__init__(abbr)
 
-    def check_dataset(self, dataset):
+    def check_dataset(self, dataset: Any) -> None:
+        """Raise ConfigError unless `dataset` has gold code (validation problems only)."""
         if not dataset.validation_only:
             raise ConfigError(
                 f'ReferenceModel needs gold code, which only the validation split has '
@@ -20,7 +25,9 @@ class ReferenceModel(StepChatMixin, BaseModel):
                 key='split', fix="use split='validation' for this model (or sample_ids of validation "
                                  "problems), or another model")
 
-    def generate(self, request):
+    def generate(self, request: GenerationRequest) -> Generation:
+        """The gold code of the step `request` asks for, fenced as a model would answer; an error
+        Generation when the step has none."""
         code = request.step.ground_truth_code
         if code is None:
             return Generation(error=f'step {request.step.step_id} has no gold code')

@@ -45,7 +45,9 @@ class Refusal:
     meaning: str                # what it means, in words
     fix: str                    # what to do about it
 
-    def matches(self, status, words):
+    def matches(self, status: Union[int, str], words: Optional[str]) -> bool:
+        """Whether this row covers a failure with `status` (an HTTP code or a word) and the
+        server's `words`."""
         http = isinstance(status, int)
         if not (self.status == status or (self.status == '5xx' and http and status >= 500)
                 or (self.status == 'other' and http)):
@@ -95,7 +97,7 @@ REFUSALS = (
 )
 
 
-def refusal_for(status, words=''):
+def refusal_for(status: Union[int, str], words: Optional[str] = '') -> Refusal:
     """The first row of REFUSALS matching `status` (an HTTP code or one of the words above) and
     the server's `words`."""
     return next(row for row in REFUSALS if row.matches(status, words))
@@ -110,7 +112,8 @@ class StepRefused(Exception):
         self.row = row
 
     @property
-    def transient(self):
+    def transient(self) -> bool:
+        """Whether the failure was one retried (a later -r may be answered)."""
         return self.row.retried
 
 
@@ -122,17 +125,17 @@ class EndpointError(UserFacingError):
         super().__init__(text)
         self.text, self.row, self.step = text, row, step
 
-    def at_step(self, step):
+    def at_step(self, step) -> 'EndpointError':
         """The same error, naming the step whose request met it."""
         return EndpointError(f'stopped at step {step}: {self.text}', self.row, step)
 
 
-def status_text(status):
+def status_text(status: Union[int, str]) -> str:
     """'HTTP 401', or the word for a request that got no answer."""
     return f'HTTP {status}' if isinstance(status, int) else status
 
 
-def described(model, status, words, row):
-    """The one-line account of a failure: who, the status, the server's own words, their meaning
-    and what to do."""
+def described(model: str, status: Union[int, str], words: str, row: Refusal) -> str:
+    """The one-line account of a failure of `model` (its abbr): who, the status, the server's own
+    words, the meaning of its REFUSALS `row` and what to do."""
     return f'{model}: {row.meaning} ({status_text(status)}: {words}). Fix: {row.fix}'

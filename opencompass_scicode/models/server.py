@@ -29,6 +29,7 @@ import time
 import urllib.request
 from datetime import datetime
 from pathlib import Path
+from typing import Optional
 
 from ..errors import ConfigError, UserFacingError, did_you_mean
 from ..utils.procs import kill, process_table
@@ -51,8 +52,9 @@ def _how_it_ended(code):
     return f'was killed by signal {-code}' if code < 0 else f'exited with code {code}'
 
 
-def check_server(server):
-    """`server=` of a model entry, checked and with its defaults: dict(command, ready_timeout, env)."""
+def check_server(server: dict) -> dict:
+    """`server=` of a model entry, checked and with its defaults: dict(command, ready_timeout, env).
+    Raises ConfigError naming the option to fix."""
     example = "e.g. server=dict(command=['vllm', 'serve', 'MODEL', '--port', '{port}'])"
     if not isinstance(server, dict):
         raise ConfigError(f'must be a dict, got {type(server).__name__} {server!r}', key='server',
@@ -81,14 +83,14 @@ def check_server(server):
     return {'command': list(command), 'ready_timeout': ready_timeout, 'env': dict(env)}
 
 
-def free_port(host='127.0.0.1'):
-    """A port nobody listens on now (the server binds it a moment later)."""
+def free_port(host: str = '127.0.0.1') -> int:
+    """A port nobody listens on now on `host` (the server binds it a moment later)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return sock.getsockname()[1]
 
 
-def live_members(pgid):
+def live_members(pgid: int) -> list[int]:
     """Pids of the live (not zombie) processes of process group `pgid`.
 
     Read from /proc: a zombie still counts for kill(-pgid, 0), and orphans whose
@@ -134,11 +136,12 @@ class ModelServer:
         self._watcher = None
 
     @property
-    def base_url(self):
+    def base_url(self) -> str:
+        """The API root of the started server, on its loopback port."""
         return f'http://{self.host}:{self.port}/v1'
 
     @property
-    def argv(self):
+    def argv(self) -> list[str]:
         """The command with its port, as logs and messages show it: secrets stay references
         (`{env:VAR}`, utils/secrets.py); only the started process gets their values."""
         return [arg.replace(PORT, str(self.port)) for arg in self.command]
@@ -191,7 +194,7 @@ class ModelServer:
                 return
 
     # ------------------------------------------------------------ start
-    def start(self, port=None):
+    def start(self, port: Optional[int] = None) -> None:
         """Start the server, on `port` (a restart keeps the one the model was given) or a free one."""
         self.port = port or free_port(self.host)
         argv = self.argv
@@ -217,8 +220,9 @@ class ModelServer:
         self.log(f'model server: started {shlex.join(argv)} (pid {self.proc.pid}), '
                  f'output in {self.log_path or "nowhere"}')
 
-    def wait_ready(self):
-        """Until GET /v1/models answers 200; ModelServerError if the server exits or time runs out."""
+    def wait_ready(self) -> None:
+        """Return once GET /v1/models answers 200; ModelServerError if the server exits, is stopped
+        or time runs out."""
         started = time.monotonic()
         deadline = started + self.ready_timeout
         proc = self.proc
@@ -257,8 +261,9 @@ class ModelServer:
         last = 'line' if len(tail) == 1 else f'{len(tail)} lines'
         return f'model server {shlex.join(self.argv)} {what}. The last {last} of its output ({self.log_path}):\n{shown}'
 
-    def output_tail(self, lines=TAIL_LINES, max_bytes=65536):
-        """The last lines this start of the server wrote."""
+    def output_tail(self, lines: int = TAIL_LINES, max_bytes: int = 65536) -> list[str]:
+        """The last `lines` lines this start of the server wrote (read from at most its last
+        `max_bytes`); none without a log file."""
         if not self.log_path or not self.log_path.exists():
             return []
         with open(self.log_path, 'rb') as fh:
@@ -268,7 +273,7 @@ class ModelServer:
         return text.splitlines()[-lines:]
 
     # ------------------------------------------------------------ stop
-    def stop(self):
+    def stop(self) -> None:
         """SIGTERM to the server's process group, SIGKILL to what is left after stop_grace seconds.
 
         Safe to call twice; an interrupt while waiting goes straight to SIGKILL."""

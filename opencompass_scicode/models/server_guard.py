@@ -35,7 +35,10 @@ def _watch(task_pid, grace_s):
     _stop_group(grace_s)
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
+    """Run the server `argv[2:]` below this guard, which stops its group when task `argv[0]` dies
+    (SIGKILL `argv[1]` s after SIGTERM). Gives the server's exit code (127: it could not start);
+    a server killed by a signal ends this process by the same signal."""
     task_pid, grace_s, command = int(argv[0]), float(argv[1]), argv[2:]
     # A SIGTERM to the group (ModelServer.stop) is for the server; this process ends with it.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

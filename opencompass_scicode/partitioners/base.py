@@ -15,8 +15,9 @@ depends on them and writes the final file, the same as an unsharded run's.
 import os
 import sys
 
-from ..registry import build_dataset, is_api_model, to_plain, warm_imports
+from ..registry import build_dataset, type_attribute
 from ..tasks.contract import TASK_PACKAGE, TaskSpec, task_code, task_file
+from ..utils.plain import to_plain
 from ..utils.pythonpath import with_package
 from ..utils.secrets import move_secrets_to_env
 from ..utils.workdir import write_json_atomic
@@ -30,13 +31,15 @@ class BasePartitioner:
     """`partition` returns the TaskSpecs of one stage and writes their task files (unless
     `dry_run`). Targets are prepared once per dataset that needs them, whatever the partitioner."""
 
-    def split(self, costs, stage):
+    def split(self, costs: list[tuple], stage: str) -> list[list[str]]:
         """[[problem id, ...], ...]: the shards of one dataset, given [(problem id, cost)] in
         dataset order. `stage`: 'infer' or 'eval'."""
         raise NotImplementedError
 
-    def partition(self, cfg, run_dir, stage, dry_run=False, **options):
-        """`options`: eager_eval, discard_stale, regenerate (abbrs), and datasets ({abbr: dataset}
+    def partition(self, cfg, run_dir, stage, dry_run=False, **options) -> list[TaskSpec]:
+        """The TaskSpecs of `stage` ('targets', 'infer' or 'eval') for the config `cfg`, in
+        `run_dir` (a RunDir); their task files written unless `dry_run`.
+        `options`: eager_eval, discard_stale, regenerate (abbrs), and datasets ({abbr: dataset}
         built and read by planning, used as they are: a dry run's may read a copy of the data
         files; the others are built from the config)."""
         built = options.get('datasets') or {}
@@ -49,8 +52,8 @@ class BasePartitioner:
             return self.eval_tasks(cfg, run_dir, dry_run, built=built)
         raise ValueError(f'unknown stage {stage!r}')
 
-    def targets_tasks(self, cfg, run_dir, dry_run, regenerate):
-        """One task per dataset named in `regenerate` (abbrs)."""
+    def targets_tasks(self, cfg, run_dir, dry_run, regenerate) -> list[TaskSpec]:
+        """The targets stage: one task per dataset named in `regenerate` (abbrs)."""
         return [self.task(run_dir, 'targets', [ds['abbr']], {'dataset': ds}, labels={'dataset': ds['abbr']},
                           dry_run=dry_run)
                 for ds in cfg['datasets'] if ds['abbr'] in regenerate]
@@ -66,7 +69,10 @@ class BasePartitioner:
                 costs[pid] = costs.get(pid, 0) + cost
         return [shard for shard in self.split(list(costs.items()), stage) if shard]
 
-    def infer_tasks(self, cfg, run_dir, dry_run, eager_eval, discard_stale, built=None):
+    def infer_tasks(self, cfg, run_dir, dry_run, eager_eval, discard_stale, built=None) -> list[TaskSpec]:
+        """The inference stage: per model, one task over all datasets, or one per shard and a merge
+        task after them; each keeps its share of the request limits. `built`: {abbr: dataset}
+        already built by planning."""
         datasets = cfg['datasets']
         built = built or {}
         # The same shards for every model: they depend on the datasets only.
@@ -88,8 +94,9 @@ class BasePartitioner:
             if len(shard_ids) > 1 or url in limits:
                 entry = task_limits(entry, len(shard_ids), limits.get(url), sharing.get(url, 1))
             resources = _model_resources(model)
-            # the API SDK, and the scoring code early evaluation runs in the task
-            sdk = warm_imports(model.get('type', '')) + (list(EARLY_EVALUATION) if eager_eval else [])
+            # the API SDK (the model type's own list), and the scoring code early evaluation runs
+            sdk = list(type_attribute(model.get('type', ''), 'warm_imports', ()))
+            sdk += list(EARLY_EVALUATION) if eager_eval else []
             common = {'eager_eval': eager_eval, 'discard_stale': discard_stale}
             labels = {'model': m, 'datasets': [ds['abbr'] for ds in datasets]}
             if len(shard_ids) == 1:
@@ -116,7 +123,9 @@ class BasePartitioner:
                                    dry_run=dry_run))
         return specs
 
-    def eval_tasks(self, cfg, run_dir, dry_run, built=None):
+    def eval_tasks(self, cfg, run_dir, dry_run, built=None) -> list[TaskSpec]:
+        """The evaluation stage: per model and dataset, one task after the model's inference, or
+        one per shard and a merge task after them. `built`: {abbr: dataset} already built."""
         # A dataset's shards are the same for every model.
         shards_of = {ds['abbr']: self._shards([ds], 'eval', built or {}) for ds in cfg['datasets']}
         specs = []
@@ -149,14 +158,18 @@ class BasePartitioner:
 
     # ------------------------------------------------------------ task files
     @staticmethod
-    def model_entry(model_cfg):
+    def model_entry(model_cfg: dict) -> dict:
+        """A `models` entry as a task file holds it: plain values, without run_cfg, and literal
+        secrets moved into the environment."""
         entry = {k: v for k, v in dict(model_cfg).items() if k != 'run_cfg'}
         return move_secrets_to_env(to_plain(entry), model_cfg['abbr'])
 
     @staticmethod
     def task(run_dir, stage, parts, work, outputs=(), depends_on=(), labels=None, resources=None,
-             preload=(), dry_run=False):
-        """preload: modules beside the task's own code that the task imports (an API SDK)."""
+             preload=(), dry_run=False) -> TaskSpec:
+        """The spec of one task of `stage`, named from `parts`, doing `work` (its task file's
+        content beside the spec, written unless `dry_run`).
+        preload: modules beside the task's own code that the task imports (an API SDK)."""
         name = run_dir.task_name(stage, *parts)
         code, _ = task_code(stage, work.get('action'))
         config_path = run_dir.task_config_path(name)
@@ -177,12 +190,14 @@ class BasePartitioner:
         return spec
 
 
-def shard_name(index, count):
+def shard_name(index: int, count: int) -> str:
+    """The name of shard `index` of `count` in task and file names: 'part0of4'."""
     return f'part{index}of{count}'
 
 
-def spread(costs, count):
-    """Longest first, each problem to the shard with the least so far; each shard keeps the
+def spread(costs: list[tuple], count: int) -> list[list[str]]:
+    """`count` shards of the problem ids in `costs` ([(problem id, cost)], dataset order).
+    Longest first, each problem to the shard with the least so far; each shard keeps the
     dataset's order, so a problem's steps stay together and in order."""
     order = {pid: i for i, (pid, _) in enumerate(costs)}
     loads = [0.0] * count
@@ -202,7 +217,7 @@ def _model_resources(model_cfg):
     # takes no slot of the runner either: all of them run at once (tasks/contract.py).
     shares = not gpus and not model_cfg.get('server')
     return {'gpus': gpus, 'procs': run_cfg.get('num_procs'), 'shares_cpu': shares,
-            'api_only': shares and is_api_model(model_cfg.get('type', ''))}
+            'api_only': shares and type_attribute(model_cfg.get('type', ''), 'api_only', False)}
 
 
 def _eval_resources(ds_cfg):

@@ -2,7 +2,7 @@
 from ..pool.timings import StepDurations, durations_path
 
 
-def infer_costs(dataset):
+def infer_costs(dataset) -> list[tuple[str, int]]:
     """[(problem id, characters of prompt sent)]: each step's prompt holds the problem so far, so
     a problem costs about steps x prompt length."""
     out = []
@@ -18,7 +18,7 @@ def infer_costs(dataset):
     return out
 
 
-def eval_costs(dataset):
+def eval_costs(dataset) -> list[tuple[str, float]]:
     """[(problem id, seconds)]: the remembered durations of its steps (1 s where unknown)."""
     durations = StepDurations(durations_path(dataset.data_dir))
     return [(p.problem_id, sum(durations.expected(s.step_id) for s in p.scored_steps)) for p in dataset.problems]

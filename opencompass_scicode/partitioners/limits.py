@@ -18,7 +18,7 @@ from typing import Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
-from ..registry import is_api_model, request_limits
+from ..registry import type_attribute
 from ..utils.checks import check_number
 from ..utils.options import check_options
 
@@ -26,7 +26,7 @@ LIMITS = ('max_concurrency', 'query_per_second')
 EXAMPLE = "endpoints = [dict(base_url='http://gpu-node:8000/v1', max_concurrency=32)]"
 
 
-def endpoint_url(url):
+def endpoint_url(url) -> str:
     """The key an endpoint is known by: its base_url without a trailing slash."""
     return str(url).rstrip('/')
 
@@ -41,8 +41,9 @@ class Endpoint(BaseModel):
     query_per_second: Optional[float] = Field(None, description='request starts per second, over every task asking it')
 
 
-def check_endpoints(endpoints):
-    """The config's `endpoints` checked: {url: {limit: value}} of those that set a limit."""
+def check_endpoints(endpoints: Optional[list]) -> dict:
+    """The config's `endpoints` checked: {url: {limit: value}} of those that set a limit. Raises
+    ConfigError naming the entry to fix."""
     if endpoints is None:
         return {}
     if not isinstance(endpoints, (list, tuple)):
@@ -72,15 +73,16 @@ def check_endpoints(endpoints):
     return limits
 
 
-def asks_endpoint(model):
+def asks_endpoint(model: dict) -> Optional[str]:
     """The endpoint (endpoint_url) an API model entry asks, or None (a model that starts its own
     server, or no API model)."""
-    if not is_api_model(model.get('type', '')) or model.get('server') or not model.get('base_url'):
+    api_only = type_attribute(model.get('type', ''), 'api_only', False)
+    if not api_only or model.get('server') or not model.get('base_url'):
         return None
     return endpoint_url(model['base_url'])
 
 
-def endpoint_sharing(models, limits, tasks_per_model):
+def endpoint_sharing(models: list, limits: dict, tasks_per_model: int) -> dict:
     """{url: how many inference tasks ask it} for the endpoints that set a limit; a ConfigError
     where an endpoint allows fewer requests at once than that (each task needs one)."""
     sharing = {}
@@ -98,13 +100,13 @@ def endpoint_sharing(models, limits, tasks_per_model):
     return sharing
 
 
-def task_limits(entry, shards=1, endpoint=None, sharing=1):
+def task_limits(entry: dict, shards: int = 1, endpoint: Optional[dict] = None, sharing: int = 1) -> dict:
     """A model entry with the limits one of its `shards` tasks keeps: the model's own divided among
     its shards, within its share of `endpoint`'s limits (divided among the `sharing` tasks asking
-    it). A limit the entry does not give is its type's default, from the registry's table (the
-    class is not imported)."""
+    it). A limit the entry does not give is its type's default, the class's `request_limits`
+    (read, never built)."""
     entry = dict(entry)
-    defaults = request_limits(entry.get('type', ''))
+    defaults = dict(type_attribute(entry.get('type', ''), 'request_limits', {}))
     for name in LIMITS:
         own = entry.get(name, defaults.get(name))
         mine = _divide(name, own, shards) if own and shards > 1 else own
@@ -117,7 +119,7 @@ def task_limits(entry, shards=1, endpoint=None, sharing=1):
     return entry
 
 
-def share_limits(entry, count):
+def share_limits(entry: dict, count: int) -> dict:
     """A model's request limits divided among its `count` shards, as if all ran at once: together
     they never exceed what the config allows, however many the runner starts."""
     return task_limits(entry, shards=count)

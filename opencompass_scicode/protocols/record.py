@@ -69,7 +69,7 @@ def apply(entry, key='protocol'):
     return entry
 
 
-# Keys still read at an older place (registry.evaluators_prefilled_mode): set there, they count as set.
+# Keys still read at an older place (SciCodeDataset.entry_options): set there, they count as set.
 OLD_PLACES = {'prefilled_mode': 'evaluator'}
 
 

@@ -17,6 +17,7 @@ from ..tasks.contract import status_of
 from ..utils.lifeline import PARENT_ENV, RUN_ENV
 from ..utils.parallel import PARALLEL_ENV
 from ..utils.procs import drain, kill, wake_on_child_exit
+from ..registry import register
 from .base import BaseRunner
 from .warm import launcher_for
 
@@ -29,6 +30,7 @@ class _Process:
     pid: int
 
 
+@register
 class LocalRunner(BaseRunner):
     """max_num_workers: tasks holding a slot running at once (an inference task of an API model
     holds none: all of them run at once); debug: run in-process, serially, with tracebacks;

@@ -35,6 +35,7 @@ from ..errors import ConfigError
 from ..tasks.contract import EXIT_FAILED, TaskStatus, status_of
 from ..utils.checks import check_number
 from ..utils.writes import write_whole
+from ..registry import register
 from .base import BaseRunner
 
 ENDED_BY_TASK = {'COMPLETED', 'FAILED'}
@@ -56,6 +57,7 @@ class _Job:
     ended_at: float = None                          # when it was first seen ended
 
 
+@register
 class SlurmRunner(BaseRunner):
     """partition, qos, time ('HH:MM:SS', '2-00:00:00', minutes), mem ('16G'): as sbatch takes them;
     cpus_per_task: for every task but the inference of API models, which asks for one (default:

@@ -21,7 +21,7 @@ import json
 from collections import OrderedDict
 from typing import Literal
 
-from ..registry import to_plain
+from ..utils.plain import to_plain
 from .cells import count, rate_cell
 from .results_files import MISSING, is_results
 

@@ -21,6 +21,7 @@ from typing import Optional
 
 from ..errors import ConfigError
 from ..utils.collector import collector_paused
+from ..registry import register
 from . import extra_tables
 from .layouts import LAYOUTS, LONG_HEADER, Layout, METRICS, SIDES, choose_layout, group_datasets, long_table, title, \
     wide_table
@@ -36,6 +37,7 @@ __all__ = ['SciCodeSummarizer', 'LAYOUTS', 'LONG_HEADER', 'MISSING', 'FAILED', '
            'row_chart']
 
 
+@register
 class SciCodeSummarizer:
     """plot: also save a bar chart next to the tables; known_defects: also a table of the rates
     without the steps SciCode-Verified lists as defective (beside the official ones); report:

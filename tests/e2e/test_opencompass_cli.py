@@ -7,8 +7,8 @@ import time
 import pytest
 
 from helpers import DATA, ROOT, run_cli
-from opencompass_scicode.config.from_opencompass.named import config_roots, find_config, shipped_configs
-from opencompass_scicode.config.from_opencompass.opencompass_settings import NAMED
+from opencompass_scicode.adapters.opencompass.named import config_roots, find_config, shipped_configs
+from opencompass_scicode.adapters.opencompass.opencompass_settings import NAMED
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.summarizers.opencompass_table import check_shape, opencompass_table
 

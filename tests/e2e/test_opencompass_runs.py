@@ -219,7 +219,7 @@ if HAVE_CHECKOUT or not under_ci():
         # every flag of its run.py is in flags.py's lists
         main = Path(REAL).parent / 'cli' / 'main.py'
         if main.is_file():
-            from opencompass_scicode.config.from_opencompass.flags import HONOURED, REFUSED
+            from opencompass_scicode.adapters.opencompass.flags import HONOURED, REFUSED
             spelled = set(re.findall(r"add_argument\(\s*'([^']+)'(?:,\s*'(--[^']+)')?", main.read_text()))
             ours = {name for names in HONOURED for name in names} | {n for flag in REFUSED for n in flag.names}
             assert {name for names in spelled for name in names if name} == ours

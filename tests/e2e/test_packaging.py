@@ -143,7 +143,7 @@ def test_opencompass_style_command_works_from_an_empty_directory(wheel, tmp_path
     def run(*args):
         return subprocess.run([*map(str, args)], cwd=empty, env=env, capture_output=True, text=True, timeout=600)
 
-    proc = run(sys.executable, '-c', 'import opencompass_scicode.config.from_opencompass.named as n; '
+    proc = run(sys.executable, '-c', 'import opencompass_scicode.adapters.opencompass.named as n; '
                                      'print(n.__file__); print(n.shipped_configs())')
     assert proc.returncode == 0, proc.stderr
     for line in proc.stdout.split():

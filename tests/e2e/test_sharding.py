@@ -61,7 +61,7 @@ def test_a_models_limits_are_shared_out_among_its_shards():
 
 
 def test_the_planner_shares_out_the_limits_the_model_itself_defaults_to():
-    # one table (registry.REQUEST_LIMITS) for the model's defaults and the planner's
+    # one place (the class's request_limits) for the model's defaults and the planner's
     from opencompass_scicode.models import OpenAIChatModel
     model = OpenAIChatModel(path='m', key='sk-x')
     for kind in (OpenAIChatModel, 'OpenAIChatModel', 'opencompass_scicode.models.OpenAIChatModel',

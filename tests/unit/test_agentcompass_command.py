@@ -1,4 +1,4 @@
-"""AgentCompass's command line translated into a config (config/from_agentcompass/), and the
+"""AgentCompass's command line translated into a config (adapters/agentcompass/), and the
 dataset's category filter: no run, no request."""
 import json
 
@@ -6,7 +6,7 @@ import pytest
 
 from helpers import DATA
 from opencompass_scicode.cli import parse_args
-from opencompass_scicode.config.from_agentcompass.command_line import config_from_run_args
+from opencompass_scicode.adapters.agentcompass.command_line import config_from_run_args
 from opencompass_scicode.datasets import SciCodeDataset
 from opencompass_scicode.errors import ConfigError
 
@@ -87,7 +87,7 @@ def test_a_dataset_zip_url_holding_another_file_is_refused(tmp_path):
     ('models[0].max_concurrency', '--task-concurrency'),
 ])
 def test_later_errors_about_the_config_name_the_flag_it_came_from(key, flag):
-    from opencompass_scicode.config.from_agentcompass.command_line import in_their_words
+    from opencompass_scicode.adapters.agentcompass.command_line import in_their_words
     said = in_their_words(ConfigError('no problem is in category x', key=key, fix='use all'))
     assert said.key == flag and str(said).startswith(f'the command line (run scicode ...): key `{flag}`')
     assert 'datasets[0]' not in str(said) and 'models[0]' not in str(said) and said.fix == 'use all'

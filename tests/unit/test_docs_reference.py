@@ -30,7 +30,7 @@ REQUIRED = {'path': 'x', 'partition': 'debug', 'base_url': 'http://127.0.0.1:9/v
 
 
 def _classes():
-    return [registry.resolve_type(name) for name in registry.REGISTRY] + [InferConfig, Endpoint, RunCfg, EvalCfg]
+    return list(registry.registered().values()) + [InferConfig, Endpoint, RunCfg, EvalCfg]
 
 
 def _entry(cls, **options):
@@ -61,8 +61,7 @@ def _section(page, heading):
 
 
 def test_every_option_of_every_registered_class_is_listed_with_its_default(config_page):
-    for name in registry.REGISTRY:
-        cls = registry.resolve_type(name)
+    for name, cls in registry.registered().items():
         section = _section(config_page, name)
         for option in fields.options(cls):
             row = next((line for line in section.splitlines() if line.startswith(f'| `{option.name}` |')), None)
@@ -77,7 +76,10 @@ def test_every_option_of_every_registered_class_is_listed_with_its_default(confi
 
 
 def test_a_class_of_a_package_no_section_places_stops_the_page(monkeypatch):
-    monkeypatch.setitem(registry.REGISTRY, 'Stray', 'opencompass_scicode.utils.Stray')
+    class Stray:
+        pass
+    Stray.__module__ = 'opencompass_scicode.utils.stray'
+    monkeypatch.setitem(registry._CLASSES, 'Stray', Stray)
     with pytest.raises(LookupError, match='Stray'):
         config_keys.registered_classes()
 

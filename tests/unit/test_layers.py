@@ -16,7 +16,7 @@ PACKAGE = 'opencompass_scicode'
 ROOT = CHECKOUT / PACKAGE
 
 LAYERS = (                                   # top to bottom
-    ('face', {'cli', '__main__'}),
+    ('face', {'cli', '__main__', 'adapters'}),   # adapters: other harnesses' configs, translated
     # launch: planning a run and running it (the face's work, apart from the command line)
     ('plan', {'config', 'partitioners', 'runners', 'launch'}),
     ('tasks', {'tasks'}),
@@ -30,7 +30,7 @@ BASE = {'errors', 'utils', 'registry', '__init__'}
 
 # part -> the parts (or modules, dotted below the package) it may import besides BASE and itself.
 ONLY = {
-    'cli': {'config', 'launch'},   # the face parses, loads the config, plans and runs (launch), prints
+    'cli': {'config', 'launch', 'adapters'},   # the face parses, loads the config, plans and runs (launch), prints
     'sandbox': set(),
     'pool': {'sandbox'},           # runs programs; what their runs mean is scoring's (evaluation)
     'targets': {'datasets'},
@@ -194,16 +194,19 @@ def _modules_after(code):
 
 
 def test_runners_and_partitioners_load_only_the_task_contract():
-    # Sharing out a model's default request limits reads them from the registry's table, not
-    # from the model's class: the entry's type as a config names it and as a task file does.
+    # Sharing out a model's default request limits reads them from the model's class, as a
+    # config names its type and as a task file does: the class's module is imported to read
+    # them (models/ only, where the class registers itself), nothing is built, and neither the
+    # API SDK nor scoring or inference code is loaded.
     loaded = _modules_after(
         'import opencompass_scicode.runners, opencompass_scicode.partitioners\n'
         'from opencompass_scicode.partitioners.limits import share_limits\n'
         'for kind in ("OpenAIChatModel", "opencompass_scicode.models.openai_api.OpenAIChatModel"):\n'
         '    assert share_limits({"type": kind, "path": "m"}, 3)["max_concurrency"] == 2, kind')
     heavy = {m for m in loaded if m.split('.')[:2] in (
-        [PACKAGE, 'models'], [PACKAGE, 'evaluation'], [PACKAGE, 'sandbox'], [PACKAGE, 'inference'])}
+        [PACKAGE, 'evaluation'], [PACKAGE, 'sandbox'], [PACKAGE, 'inference'])}
     assert not heavy
+    assert f'{PACKAGE}.models.openai_api' in loaded             # where the limits are read
     assert not {m for m in loaded if m.startswith(f'{PACKAGE}.tasks.')} - {f'{PACKAGE}.tasks.contract'}
     assert 'openai' not in loaded
 
@@ -214,3 +217,15 @@ def test_planning_a_run_loads_no_api_client_and_no_targets_reader(tmp_path):
         f'assert main(["configs/eval_scicode.py", "--dry-run", "-w", {str(tmp_path)!r}]) == 0')
     assert not {'openai', 'h5py', 'matplotlib'} & loaded
     assert not {m for m in loaded if m.startswith(f'{PACKAGE}.sandbox.worker')}
+
+
+def test_the_core_loads_no_adapter_and_the_face_installs_opencompass_s():
+    # The translations of other harnesses sit above the core: planning, tasks and the loader
+    # never import them; run.py's command line does, which installs OpenCompass's dialect.
+    loaded = _modules_after(
+        'import opencompass_scicode.config, opencompass_scicode.launch.plan, opencompass_scicode.tasks.infer\n'
+        'from opencompass_scicode.config import dialects\n'
+        'assert not dialects.installed()\n'
+        'import opencompass_scicode.cli\n'
+        'assert [d.name for d in dialects.installed()] == ["opencompass"]')
+    assert f'{PACKAGE}.adapters.opencompass.entries' in loaded

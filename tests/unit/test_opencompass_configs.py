@@ -1,5 +1,5 @@
 """OpenCompass configs load as they are: `opencompass.*` names, OpenCompass's dataset, model and
-summarizer shapes (config/from_opencompass/), on configs written in its shape (tests/fixtures)."""
+summarizer shapes (adapters/opencompass/), on configs written in its shape (tests/fixtures)."""
 import os
 import shutil
 import subprocess
@@ -10,7 +10,7 @@ import pytest
 
 from helpers import ROOT
 from opencompass_scicode.config import fill_abbrs, load_config, validate_config
-from opencompass_scicode.config.from_opencompass.names import NAMES, OpenCompassName, resolve
+from opencompass_scicode.adapters.opencompass.names import NAMES, OpenCompassName, resolve
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.evaluation.metrics import score
 
@@ -198,7 +198,7 @@ def test_an_installed_opencompass_is_never_imported_and_its_config_files_are_rea
         import os, sys
         os.remove({str(tmp_path / "imported")!r})
         from opencompass_scicode.config import load_config, validate_config
-        from opencompass_scicode.config.from_opencompass.named import config_roots, find_config
+        from opencompass_scicode.adapters.opencompass.named import config_roots, find_config
         cfg = load_config({str(OC / 'datasets' / 'scicode' / 'scicode_gen.py')!r})
         print(cfg['SciCode_datasets'][0]['type'])
         cfg = load_config({str(top)!r})
@@ -225,7 +225,7 @@ OC_NAMES = ('scicode_gen', 'scicode_gen_085b98', 'scicode_gen_62c139', 'scicode_
 def no_opencompass(monkeypatch):
     """As a user without OpenCompass: no OPENCOMPASS_CONFIGS, no installed package."""
     monkeypatch.delenv('OPENCOMPASS_CONFIGS', raising=False)
-    import opencompass_scicode.config.from_opencompass.opencompass_files as files
+    import opencompass_scicode.adapters.opencompass.opencompass_files as files
     monkeypatch.setattr(files, 'installed_configs', lambda: None)
 
 

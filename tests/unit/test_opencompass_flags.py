@@ -1,4 +1,4 @@
-"""Every flag of OpenCompass's run.py is honoured or refused by name (config/from_opencompass/flags.py),
+"""Every flag of OpenCompass's run.py is honoured or refused by name (adapters/opencompass/flags.py),
 and docs/from-opencompass.md's table says which."""
 import re
 
@@ -6,8 +6,8 @@ import pytest
 
 from helpers import ROOT
 from opencompass_scicode import cli
-from opencompass_scicode.config.from_opencompass.command_line import config_from_args
-from opencompass_scicode.config.from_opencompass.flags import HONOURED, REFUSED
+from opencompass_scicode.adapters.opencompass.command_line import config_from_args
+from opencompass_scicode.adapters.opencompass.flags import HONOURED, REFUSED
 from opencompass_scicode.errors import ConfigError
 from opencompass_scicode.launch.plan import LaunchOptions, build_stage, check_slurm_options
 from opencompass_scicode.runners import LocalRunner, SlurmRunner

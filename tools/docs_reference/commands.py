@@ -177,8 +177,8 @@ def command_section(anchor, title, started, what, call, level='##'):
 
 def page():
     out = ['# Command lines', '',
-           generated_note('opencompass_scicode/cli.py', 'opencompass_scicode/config/from_opencompass/command_line.py',
-                          'opencompass_scicode/config/from_agentcompass/command_line.py',
+           generated_note('opencompass_scicode/cli.py', 'opencompass_scicode/adapters/opencompass/command_line.py',
+                          'opencompass_scicode/adapters/agentcompass/command_line.py',
                           'opencompass_scicode/launch/compare.py',
                           'opencompass_scicode/targets/fetch.py', 'opencompass_scicode/targets/standin.py',
                           'tools/docs_reference/commands.py'),

@@ -2,8 +2,8 @@
 
 Where it reads (the typed records the config check itself holds a config against):
 - the config file's own keys: `config.records.ConfigFile` (types, defaults, descriptions);
-- which classes an entry may name: `registry.REGISTRY` (short name -> import path), grouped by
-  the package each lives in (`SECTIONS`);
+- which classes an entry may name: those registered where they live (`registry.registered()`),
+  grouped by the package each lives in (`SECTIONS`);
 - each class's options: its options record (fields.options(), `utils.options.options_record`):
   the constructor's signature, annotations and defaults, its `Literal` values the allowed ones;
 - the sections between: `config.records` (`RunCfg`, `EvalCfg`, `StageSection`),
@@ -38,16 +38,16 @@ SEE_ALSO = {
 
 
 def registered_classes():
-    """{package: [(short name, class)]} for every short name of `registry.REGISTRY`."""
-    from opencompass_scicode.registry import REGISTRY, resolve_type
+    """{package: [(short name, class)]} for every registered short name."""
+    from opencompass_scicode.registry import registered, type_name
     known = {package for package, *_ in SECTIONS}
     grouped = defaultdict(list)
-    for name, path in REGISTRY.items():
-        package = path.split('.')[1]
+    for name, cls in registered().items():
+        package = type_name(cls).split('.')[1]
         if package not in known:
-            raise LookupError(f'registry name {name!r} ({path}) lives in {package}/, which no section of '
-                              f'tools/docs_reference/config_keys.py places in a config')
-        grouped[package].append((name, resolve_type(name)))
+            raise LookupError(f'registry name {name!r} ({type_name(cls)}) lives in {package}/, which no '
+                              f'section of tools/docs_reference/config_keys.py places in a config')
+        grouped[package].append((name, cls))
     return grouped
 
 
@@ -119,7 +119,7 @@ def page():
     from opencompass_scicode.config.validate import DATASET_SECTIONS
     from opencompass_scicode.inference.settings import InferConfig
     from opencompass_scicode.partitioners.limits import Endpoint
-    from opencompass_scicode.registry import REGISTRY
+    from opencompass_scicode.registry import registered, type_name
     classes = registered_classes()
     out = ['# Config keys', '', generated_note('opencompass_scicode/config/records.py', 'opencompass_scicode/registry.py',
                                                  'opencompass_scicode/utils/options.py',
@@ -172,5 +172,5 @@ def page():
                     'evaluator\'s options are [below](#evaluator).', '',
                     options_table(EvalCfg), '']
     out += ['## Short names {#short-names}', '',
-            table(['short name', 'class'], [[code(name), code(path)] for name, path in REGISTRY.items()]), '']
+            table(['short name', 'class'], [[code(name), code(type_name(cls))] for name, cls in registered().items()]), '']
     return '\n'.join(out)

@@ -13,12 +13,13 @@ here are refused by name (flags.py, which lists every flag of OpenCompass's run.
 """
 import shlex
 from pathlib import Path
+from typing import Optional
 
 from mmengine.config import Config, DictAction
 
 from ...errors import ConfigError
 from ...utils.secrets import redact_config
-from ..loader import load_config
+from ...config.loader import load_config
 from .entries import Notes, adopt
 from .named import config_roots, find_config
 from .flags import add_refused_arguments, refuse_flags
@@ -37,8 +38,9 @@ HF_FLAGS = ('model_kwargs', 'generation_kwargs', 'max_out_len', 'max_seq_len', '
             'min_out_len')
 
 
-def add_arguments(parser):
-    """OpenCompass's flags for building a config without a config file."""
+def add_arguments(parser) -> None:
+    """Add to `parser` (an argparse parser) OpenCompass's flags for building a config without a
+    config file, and those refused here."""
     group = parser.add_argument_group(
         'OpenCompass-style', 'build the config from named files and flags, as OpenCompass\'s run.py does '
                              '(with a config file, what they name replaces that part of it)')
@@ -148,7 +150,9 @@ def _entries(kind, names, roots, backend, notes, num_runs=None):
     return found_all
 
 
-def wants_opencompass_cli(args):
+def wants_opencompass_cli(args) -> bool:
+    """Whether the parsed `args` name datasets, models, a summarizer or an --hf-path model: a
+    config built from OpenCompass's flags."""
     return bool(args.datasets or args.models or args.summarizer or args.hf_path)
 
 
@@ -167,9 +171,9 @@ def _check_flags(args):
                               fix='add --hf-path PATH (the model these flags describe)')
 
 
-def config_from_args(args):
-    """(cfg, what to name in errors, notes) from the config file and/or OpenCompass's flags; None when
-    neither is given."""
+def config_from_args(args) -> Optional[tuple[Config, str, list[str]]]:
+    """(cfg, what to name in errors, notes) from the config file and/or OpenCompass's flags in the
+    parsed `args`; None when neither is given. ConfigError on a refused or contradictory flag."""
     _check_flags(args)
     if args.config is None and not wants_opencompass_cli(args):
         return None
@@ -211,7 +215,7 @@ def config_from_args(args):
     return cfg, 'the command line (--datasets/--models/--hf-path)', notes.lines()
 
 
-def server_lines(cfg):
+def server_lines(cfg) -> list[str]:
     """For --dry-run: the exact command of each model server an inference task would start, its
     secrets (a key after --api-key, ...) shown as <redacted>."""
     models = redact_config({'models': list(cfg.get('models') or ())})['models']

@@ -17,6 +17,7 @@ What an OpenCompass entry means when it leaves something out (no `split`: the te
 that the whole of OpenCompass's SciCode protocol can be read in one file.
 """
 import copy
+from typing import Optional
 
 # ------------------------------------------------------------------ what OpenCompass's entries mean
 # OpenCompass's data pack (SciCode_datasets.json) is the test split: an entry without `split` means it.
@@ -105,14 +106,14 @@ NAMED = {'datasets': {module.rpartition('.')[2]: module for module in MODULES if
          'models': {}}
 
 
-def module_variables(module):
+def module_variables(module: str) -> Optional[dict]:
     """The variables of `opencompass.configs.<module>` as OpenCompass's file defines them (a new
     copy each time: configs change what they import), or None for a module not stood in for."""
     make = MODULES.get(module)
     return copy.deepcopy(make()) if make else None
 
 
-def named_variables(kind, name):
+def named_variables(kind: str, name: str) -> Optional[dict]:
     """The variables of the config `name` of `kind` ('datasets', 'summarizers', 'models') that
     OpenCompass ships and this package stands in for; None for any other name."""
     module = NAMED[kind].get(name)

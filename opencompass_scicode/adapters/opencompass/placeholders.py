@@ -8,7 +8,9 @@ plain dict/list access, which reads a placeholder without building it, and each
 `opencompass.*` (OpenCompass's dumped configs write types as strings). Other
 placeholders (this package's classes, numpy, ...) are left to mmengine.
 """
-from ..mmengine_private import placeholder_name
+from typing import Any
+
+from ...config.mmengine_private import placeholder_name
 from .names import OpenCompassModule, OpenCompassName, is_opencompass, resolve
 
 
@@ -25,7 +27,7 @@ def _swap(value, key, as_type):
     return value
 
 
-def resolve_placeholders(value, key='', as_type=False):
+def resolve_placeholders(value: Any, key: str = '', as_type: bool = False) -> Any:
     """`value` with every `opencompass.*` placeholder (and `type='opencompass....'`) in it
     replaced by its OpenCompassName; dicts and lists are changed in place. ConfigError for a
     name the table lacks."""

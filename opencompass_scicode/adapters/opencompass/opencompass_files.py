@@ -11,6 +11,7 @@ and line that import it, and what to do.
 import importlib.util
 import os
 from pathlib import Path
+from typing import Optional, Union
 
 from ...errors import ConfigError
 from .names import PACKAGE
@@ -20,7 +21,7 @@ ENV = 'OPENCOMPASS_CONFIGS'
 CONFIGS = f'{PACKAGE}.configs'
 
 
-def installed_configs():
+def installed_configs() -> Optional[Path]:
     """The configs/ of an installed OpenCompass, or None (the package is located, not imported)."""
     try:
         spec = importlib.util.find_spec(PACKAGE)
@@ -32,7 +33,7 @@ def installed_configs():
     return None
 
 
-def configs_dir():
+def configs_dir() -> Optional[Path]:
     """OpenCompass's configs directory: OPENCOMPASS_CONFIGS, else an installed OpenCompass's;
     None without either."""
     named = os.environ.get(ENV)
@@ -45,7 +46,7 @@ def configs_dir():
     return installed_configs()
 
 
-def module_source(module, file=None, line=None):
+def module_source(module: str, file=None, line=None) -> Union[Path, dict]:
     """What `from <module> import ...` inside read_base() reads, for a module under
     `opencompass.configs`: the file's Path in OpenCompass's configs, else the stand-in's variables
     (a dict). ConfigError (naming `file` and `line`, the importing place) when neither exists."""

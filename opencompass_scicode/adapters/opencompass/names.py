@@ -12,6 +12,7 @@ naming the file, line and key, and what to use instead.
 """
 import builtins
 import types
+from typing import Optional
 
 from ...errors import ConfigError
 from .opencompass_settings import INFERENCER_MODES
@@ -81,19 +82,25 @@ class OpenCompassName(str):
         return name
 
     @property
-    def short(self):
+    def short(self) -> str:
+        """The class name alone: 'OpenAI' for 'opencompass.models.OpenAI'."""
         return self.rpartition('.')[2]
 
     @property
-    def target(self):
+    def target(self) -> Optional[str]:
+        """What the name is here: this package's type, or None where it carries nothing (templates,
+        retrievers, tasks); an inferencer's generation mode."""
         return NAMES[self.short][1]
 
     @property
-    def kind(self):
+    def kind(self) -> str:
+        """The kind of entry the name makes ('dataset', 'api', 'runner', ...): how entries.py
+        translates it."""
         return NAMES[self.short][2]
 
 
-def is_opencompass(dotted):
+def is_opencompass(dotted) -> bool:
+    """Whether `dotted` is a string naming `opencompass` or something under it."""
     return isinstance(dotted, str) and (dotted == PACKAGE or dotted.startswith(PACKAGE + '.'))
 
 
@@ -105,7 +112,7 @@ def _where(location):
     return {'file': file, 'line': int(line) if line.strip().isdigit() else None}
 
 
-def resolve(dotted, location=None, key=None):
+def resolve(dotted: str, location=None, key=None) -> OpenCompassName:
     """The OpenCompassName for an `opencompass.*` dotted name; ConfigError if the table lacks it."""
     short = dotted.rpartition('.')[2]
     if short in NAMES and dotted.startswith(NAMES[short][0] + '.'):
@@ -134,7 +141,7 @@ class OpenCompassModule(types.ModuleType):
         return OpenCompassModule(dotted)
 
 
-def config_builtins(file):
+def config_builtins(file) -> dict:
     """Builtins for a config run as plain Python, whose `opencompass.*` imports give
     OpenCompassModule / OpenCompassName values instead of importing OpenCompass."""
     real_import = builtins.__import__

@@ -25,7 +25,7 @@ SUBDIRS = {'datasets': ('datasets', 'dataset_collections'), 'models': ('models',
 PACKAGE_DIR = Path(__file__).resolve().parents[2]
 
 
-def shipped_configs():
+def shipped_configs() -> Optional[Path]:
     """The configs that come with the package: inside it when installed from a wheel, beside it
     in a checkout (or an editable install)."""
     for candidate in (PACKAGE_DIR / 'configs', PACKAGE_DIR.parent / 'configs'):
@@ -34,7 +34,7 @@ def shipped_configs():
     return None
 
 
-def config_roots(config_dir=None):
+def config_roots(config_dir=None) -> list[Path]:
     """The directories searched for names, in order; `config_dir` None: ./configs (OpenCompass's
     default for --config-dir)."""
     if config_dir:
@@ -78,7 +78,7 @@ class Found:
         return str(self.path) if self.path else f"OpenCompass's {self.name} (as this package stands in for it)"
 
 
-def find_config(name, kind, roots):
+def find_config(name: str, kind: str, roots: list[Path]) -> tuple[Found, list[Found]]:
     """(what `name` of `kind` ('datasets', 'models', 'summarizers') stands for, a Found; the
     files or stand-in of that name it hides); ConfigError naming the known names when there is
     none."""

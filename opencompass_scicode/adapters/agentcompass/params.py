@@ -11,6 +11,7 @@ parse_error with null code, the 'fenced' extraction; results name any key given 
 the targets a `dataset_zip_url` holds must be the official file.
 """
 from pathlib import Path
+from typing import Optional
 
 from ...datasets.files import DEFAULT_DATA_DIR, H5_SHA256
 from ...datasets.scicode import SPLITS, SciCodeDataset
@@ -45,7 +46,8 @@ DATASET_FLAGS = {**{k: f'--benchmark-params.{v}' for k, v in DATASET_KEY.items()
                  'with_bg': '--harness-params.with_background', 'path': '--data-dir'}
 
 
-def check_keys(params, known, flag, file):
+def check_keys(params: dict, known: tuple, flag: str, file: str) -> None:
+    """Raise ConfigError, naming `flag` and `file`, unless `params` is a dict of `known` keys only."""
     if not isinstance(params, dict):
         raise ConfigError(f'must be a JSON object, got {type(params).__name__}', key=flag, file=file,
                           fix=f"e.g. {flag} '{{\"{known[0]}\": ...}}'")
@@ -55,8 +57,9 @@ def check_keys(params, known, flag, file):
                               fix=f'{did_you_mean(name, known)}allowed keys: {", ".join(known)}')
 
 
-def find_data_dir(data_dir):
-    """AgentCompass's search order: <data_dir>/scicode/, <data_dir>/, then the packaged data."""
+def find_data_dir(data_dir: Optional[str]) -> tuple[str, Optional[str]]:
+    """(the data dir to use, a note or None): AgentCompass's search order, <data_dir>/scicode/,
+    <data_dir>/, then the packaged data (the note says `data_dir` held no problems)."""
     if data_dir is None:
         return DEFAULT_DATA_DIR, None
     for candidate in (Path(data_dir) / 'scicode', Path(data_dir)):
@@ -74,8 +77,9 @@ def _rewrapped(build, flag_of, file):
         raise ConfigError(exc.message, key=f'{flag}.{name}', file=file, fix=exc.fix) from None
 
 
-def dataset_entry(benchmark, harness, data_dir, file, notes):
-    """The dataset entry (with its infer_cfg) of AgentCompass's benchmark and harness params."""
+def dataset_entry(benchmark: dict, harness: dict, data_dir: Optional[str], file: str, notes: list) -> dict:
+    """The dataset entry (with its infer_cfg) of AgentCompass's benchmark and harness params; what
+    the user should know (AgentCompass's defaults, an empty --data-dir) is appended to `notes`."""
     check_keys(benchmark, BENCHMARK_KEYS, '--benchmark-params', file)
     check_keys(harness, HARNESS_KEYS, '--harness-params', file)
     defaults = [f'{k}={AGENTCOMPASS_DEFAULTS[k][0]!r} (ours: {AGENTCOMPASS_DEFAULTS[k][1]!r})'
@@ -131,7 +135,7 @@ def dataset_entry(benchmark, harness, data_dir, file, notes):
     return entry
 
 
-def model_entry(name, base_url, key, protocol, params, concurrency, file):
+def model_entry(name, base_url, key, protocol, params, concurrency, file) -> dict:
     """The OpenAIChatModel entry of AgentCompass's model flags. A literal key is kept out of
     every file the run writes (utils/secrets.py)."""
     if not base_url:

@@ -11,6 +11,7 @@ in a note too. Entries of this package's own shape pass unchanged.
 """
 import inspect
 import os
+from typing import Any, Optional
 
 from ...errors import ConfigError
 from ...registry import resolve_type
@@ -26,12 +27,14 @@ class Notes:
     def __init__(self):
         self._where = {}
 
-    def add(self, message, where=None):
+    def add(self, message: str, where: Optional[str] = None) -> None:
+        """Note `message`, concerning the key `where` if given (kept once per message)."""
         keys = self._where.setdefault(message, [])
         if where and where not in keys:
             keys.append(where)
 
-    def lines(self):
+    def lines(self) -> list[str]:
+        """One line per message, in the order first noted, naming up to four of its keys."""
         out = []
         for message, keys in self._where.items():
             shown = ', '.join(keys[:4]) + (f' and {len(keys) - 4} more' if len(keys) > 4 else '')
@@ -156,7 +159,10 @@ def _evaluator(evaluator, ds, key, notes):
     return out
 
 
-def dataset_entry(ds, key, notes):
+def dataset_entry(ds: Any, key: str, notes: Notes) -> Any:
+    """The `datasets` entry `ds` (found at `key`) in this package's shape when it is OpenCompass's,
+    else `ds` unchanged; what the user should know goes to `notes`. ConfigError for what has no
+    counterpart here."""
     if not isinstance(ds, dict) or not _is_opencompass_dataset(ds):
         return ds
     out = {k: ds[k] for k in ds.keys() if k not in ('type', 'reader_cfg', 'infer_cfg', 'eval_cfg', 'n', 'k')}
@@ -261,9 +267,11 @@ def _server(entry, kind, out, key, notes, backend_name):
               f'its chat template (--dry-run shows the command)', key)
 
 
-def model_entry(entry, key, notes, backend=None):
-    """`backend`: the server for HuggingFace-type entries that name none (the command line's
-    --hf-backend); vllm when nothing says."""
+def model_entry(entry: dict, key: str, notes: Notes, backend: Optional[str] = None) -> dict:
+    """The `models` entry `entry` (found at `key`) as an OpenAIChatModel entry when its type is
+    OpenCompass's, else `entry` unchanged; notes go to `notes`. `backend`: the server for
+    HuggingFace-type entries that name none (the command line's --hf-backend); vllm when nothing
+    says."""
     kind = _expect(entry, ('api', 'api-sdk', 'vllm', 'huggingface', 'huggingface-base', 'lmdeploy'), key,
                    'a model')
     if kind is None:
@@ -319,7 +327,9 @@ def model_entry(entry, key, notes, backend=None):
 SUMMARIZER_TYPE = 'opencompass_scicode.summarizers.SciCodeSummarizer'
 
 
-def summarizer_entry(entry, key, notes):
+def summarizer_entry(entry: Any, key: str, notes: Notes) -> Any:
+    """The summarizer entry as a SciCodeSummarizer entry when it is OpenCompass's (its type, or
+    its keys without a type), else `entry` unchanged."""
     if not isinstance(entry, dict):
         return entry
     kind = _expect(entry, ('summarizer',), key, 'a summarizer')
@@ -337,7 +347,9 @@ def summarizer_entry(entry, key, notes):
 STAGE_RENAMES = {'extra_command': 'extra_args'}
 
 
-def stage_entry(entry, key, notes):
+def stage_entry(entry: Any, key: str, notes: Notes) -> Any:
+    """A runner or partitioner entry with this package's type and option names when its type is
+    OpenCompass's (options without meaning here are noted), else `entry` unchanged."""
     kind = _expect(entry, ('partitioner', 'runner'), key, 'a partitioner or runner') if isinstance(entry, dict) else None
     if kind is None:
         return entry
@@ -365,7 +377,7 @@ def stage_entry(entry, key, notes):
 
 
 # ------------------------------------------------------------------ the whole config
-def adopt(cfg, backend=None):
+def adopt(cfg, backend=None) -> list[str]:
     """Rewrite OpenCompass-shaped entries of a loaded config (in place); returns the notes."""
     notes = Notes()
     if isinstance(cfg.get('models'), (list, tuple)):

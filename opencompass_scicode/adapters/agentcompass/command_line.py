@@ -5,6 +5,7 @@ config of this package (params.py): one OpenAIChatModel, one SciCodeDataset, and
 `agentcompass_outputs=True`, so that AgentCompass's files are written beside ours
 (results/agentcompass.py). Everything else (-r, --slurm, shards, the report) works unchanged.
 """
+import argparse
 import json
 
 import yaml
@@ -22,7 +23,8 @@ PARAMS = ('benchmark_params', 'harness_params', 'model_params')
 SOURCE = 'the command line (run scicode ...)'
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add AgentCompass's positional arguments and flags to `parser` (the `run` sub-command's)."""
     parser.add_argument('benchmark', help='scicode')
     parser.add_argument('harness', help='scicode_tool_use (its mode, tool_use or naive, is a harness param)')
     parser.add_argument('model', help='the model name the API serves')
@@ -82,8 +84,9 @@ def _values(args):
     return values
 
 
-def config_from_run_args(args):
-    """(cfg, what to name in errors, notes) of AgentCompass's command line."""
+def config_from_run_args(args: argparse.Namespace) -> tuple[Config, str, list[str]]:
+    """(cfg, what to name in errors, notes) of AgentCompass's command line, parsed into `args`;
+    ConfigError naming the flag on a bad value."""
     source = args.ac_config or SOURCE
     for value, known, what in ((args.benchmark, BENCHMARKS, 'benchmark'), (args.harness, HARNESSES, 'harness')):
         if value not in known:
@@ -106,7 +109,7 @@ def config_from_run_args(args):
     return cfg, source, notes
 
 
-def in_their_words(error):
+def in_their_words(error: ConfigError) -> ConfigError:
     """A ConfigError about the config this command became, naming the flag or param the key came
     from (`--benchmark-params.category`, not `datasets[0].category`)."""
     key = error.key or ''

@@ -32,7 +32,8 @@ class Refused:
     takes_value: bool = True        # whether OpenCompass's flag takes values after it
 
     @property
-    def shown(self):
+    def shown(self) -> str:
+        """The flag's names as one text: '-l/--lark'."""
         return '/'.join(self.names)
 
 
@@ -74,8 +75,9 @@ def _dest(flag):
     return 'refused_' + flag.names[-1].lstrip('-').replace('-', '_')
 
 
-def add_refused_arguments(parser):
-    """OpenCompass's flags that are refused here, parsed only to be named by refuse_flags()."""
+def add_refused_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """Add to `parser` OpenCompass's flags that are refused here, parsed only to be named by
+    refuse_flags(); gives the group holding them."""
     group = parser.add_argument_group('OpenCompass flags refused here', 'given, each stops the run at once, '
                                       'saying why')
     for flag in REFUSED:
@@ -85,8 +87,8 @@ def add_refused_arguments(parser):
     return group
 
 
-def refuse_flags(args):
-    """ConfigError (one line: the flag and why) for the first refused flag given."""
+def refuse_flags(args: argparse.Namespace) -> None:
+    """Raise ConfigError (one line: the flag and why) for the first refused flag given in `args`."""
     for flag in REFUSED:
         if hasattr(args, _dest(flag)):
             raise ConfigError(f'{flag.shown}: not supported here: {flag.why}')

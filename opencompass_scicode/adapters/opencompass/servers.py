@@ -53,7 +53,8 @@ BACKENDS = {
 DEFAULT_BACKEND = 'vllm'
 
 
-def backend_named(name, key):
+def backend_named(name: str, key: str) -> Backend:
+    """The Backend called `name`; ConfigError at `key` for an unknown one."""
     if name not in BACKENDS:
         raise ConfigError(f'unknown server backend {name!r}', key=key,
                           fix=f'use one of {", ".join(BACKENDS)} (default {DEFAULT_BACKEND})')
@@ -77,7 +78,8 @@ def _flags(backend, name, value):
     return [_flag(backend, name), str(value)]
 
 
-def server_command(backend, path, model_kwargs=None, num_gpus=None, max_seq_len=None):
+def server_command(backend: Backend, path, model_kwargs=None, num_gpus=None,
+                   max_seq_len=None) -> tuple[list[str], list[str]]:
     """(command, model_kwargs names this server ignores) for serving `path` with `backend`."""
     kwargs = dict(model_kwargs or {})
     given = {_flag(backend, name) for name in kwargs}       # e.g. lmdeploy's tp= is --tp too
