@@ -140,7 +140,7 @@ def _relative(path, root):
         return str(path)
 
 
-def print_plan(plan, datasets_by_abbr, runners, root):
+def print_plan(plan, datasets_by_abbr, runners, root) -> None:
     """Every task with its shard, its problems, what it asks of a cluster, and how it is started."""
     rows = []
     for stage, specs in plan.items():

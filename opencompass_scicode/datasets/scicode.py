@@ -178,7 +178,7 @@ class SciCodeDataset:
         the data directory, unless read_files_from() named a copy."""
         return self._files_dir or self.data_dir
 
-    def read_files_from(self, folder):
+    def read_files_from(self, folder) -> None:
         """Read the official data files from `folder`, a checked copy made elsewhere (a dry run
         reads the problems without writing the files into the data directory); targets and
         SciCode-Verified's problems are still looked for in the data directory."""
@@ -194,7 +194,7 @@ class SciCodeDataset:
             return None
         return self.data_dir / verified.PROBLEMS_NAME
 
-    def ensure_files(self, allow_download=True):
+    def ensure_files(self, allow_download=True) -> None:
         if self._checked:
             return
         if self.prepare:

@@ -359,7 +359,7 @@ class SciCodeEvaluator:
         return None
 
     def rerun_failed_in_environments(self, origins, records, targets_path, environments, verdicts=None,
-                                     durations=None, n=1, run_root=None):
+                                     durations=None, n=1, run_root=None) -> None:
         """The inherited-or-own reruns after the steps were scored in several environments: each
         rerun is scored as the step was (in every environment, combined by the rule)."""
         reruns = {}

@@ -101,14 +101,14 @@ class SharedVerdicts:
             return True
         return False
 
-    def put(self, key, record):
+    def put(self, key, record) -> None:
         write_json_atomic(self._result(key), record, indent=None)
         self._claim(key).unlink(missing_ok=True)
 
-    def release(self, key):
+    def release(self, key) -> None:
         self._claim(key).unlink(missing_ok=True)
 
-    def put_meta(self, name, value):
+    def put_meta(self, name, value) -> None:
         write_json_atomic(self.dir / f'_{name}.json', value, indent=None)
 
     def get_meta(self, name):
@@ -133,8 +133,8 @@ class LocalVerdicts(SharedVerdicts):
     def try_claim(self, key):
         return True
 
-    def put(self, key, record):
+    def put(self, key, record) -> None:
         self._results[key] = record
 
-    def release(self, key):
+    def release(self, key) -> None:
         pass

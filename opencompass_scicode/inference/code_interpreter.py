@@ -62,7 +62,7 @@ class CodeInterpreter:
                     'stderr': 'the arguments must be JSON with a string field `code`'}
         return await asyncio.to_thread(self.run_code, code, timeout)
 
-    def close(self):
+    def close(self) -> None:
         if self._executor is not None:
             self._executor.close()
             self._executor = None

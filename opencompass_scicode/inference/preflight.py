@@ -13,7 +13,7 @@ from .modes import requires_chat
 from .settings import InferConfig
 
 
-def installed_launchers(model_cfgs, dry_run=False, note=print):
+def installed_launchers(model_cfgs, dry_run=False, note=print) -> None:
     """Every model server a run would start can be started here: its program or module is
     installed (models/launchers.py). Before anything is fetched, regenerated or asked: ConfigError
     naming the model, what is missing and how to install it; a dry run only notes it."""
@@ -53,7 +53,7 @@ def built_models(model_cfgs, dataset_cfgs, missing_key=None):
     return models
 
 
-def check_endpoints(models, note=print):
+def check_endpoints(models, note=print) -> None:
     """Each model's endpoint asked once (models/probe.py), before any work: a wrong URL, key or
     model name stops the run here (EndpointError, exit 2) instead of after minutes of retries.
     Models sharing an endpoint, key and name are asked once; `note(text)` tells of what could not
@@ -102,7 +102,7 @@ def token_limits(models, datasets, dataset_cfgs):
     return lines
 
 
-def check_mode(model, dataset_cfg, key):
+def check_mode(model, dataset_cfg, key) -> None:
     """The dataset's generation settings (infer_cfg) are ones `model` can answer."""
     infer = InferConfig.of(dataset_cfg.get('infer_cfg'))
     if requires_chat(infer.mode) and not model.supports_chat:
@@ -118,7 +118,7 @@ def check_mode(model, dataset_cfg, key):
                           fix='give the model a temperature above 0 (e.g. 0.8), or leave n at 1')
 
 
-def check_stale_predictions(run_dir, models, datasets, dataset_cfgs, discard=False):
+def check_stale_predictions(run_dir, models, datasets, dataset_cfgs, discard=False) -> None:
     """-r with changed settings: stop before any request, naming what changed; with `discard`
     (--discard-stale), set the old predictions aside instead. Before any task starts: the
     shards of a sharded inference read the run's predictions file before their own part, and

@@ -21,7 +21,7 @@ from ..utils.workdir import RunDir
 from ..utils.writes import write_whole
 
 
-def add_arguments(p):
+def add_arguments(p) -> None:
     p.add_argument('a', metavar='A', help='a run directory, a run\'s timestamp in the work dir, a results '
                                           'folder (<model>/<dataset>.json) or a results file')
     p.add_argument('b', metavar='B', nargs='?', help='the same for the other side (default: A)')

@@ -116,7 +116,7 @@ def _unwritten(status):
         return None
 
 
-def print_statuses(statuses):
+def print_statuses(statuses) -> None:
     if not statuses:
         return
     rows = [[s.name, s.state + (f' ({s.note})' if s.note else ''), f'{s.duration_s:.1f}s', s.log_path]

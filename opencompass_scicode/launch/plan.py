@@ -115,7 +115,7 @@ def plan_run(cfg, options, warn=print, note=print):
                    options.discard_stale, fetching.planned)
 
 
-def prepare_environments(dataset_cfgs, datasets, options, say):
+def prepare_environments(dataset_cfgs, datasets, options, say) -> None:
     """Every scoring environment a dataset is scored in, built now where it is not yet (once, into
     its data dir's cache: before any model is asked anything), or, offline, the run stops naming
     the command that prepares it. A dry run says what it would build."""
@@ -174,7 +174,7 @@ def section(cfg, name, key):
     return (cfg.get(name) or {}).get(key) or cfg.get(key) or ConfigFile.default(key)
 
 
-def check_slurm_options(cfg, options):
+def check_slurm_options(cfg, options) -> None:
     """--slurm needs -p; -p, --qos and --retry need Slurm: --slurm, or a SlurmRunner in the config."""
     if options.slurm and not options.partition:
         raise ConfigError('--slurm needs -p PARTITION (sinfo lists them)')
@@ -206,7 +206,7 @@ def build_stage(cfg, stage, options):
     return partitioner, runner
 
 
-def prepare_data_dirs(cfg, say=print):
+def prepare_data_dirs(cfg, say=print) -> None:
     """--prepare-data: fetch and verify the data files in every directory the config's datasets
     read (without a config, the default one)."""
     paths = sorted({ds.get('path', DEFAULT_DATA_DIR) for ds in cfg['datasets']}) if cfg else [DEFAULT_DATA_DIR]

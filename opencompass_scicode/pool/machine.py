@@ -87,11 +87,11 @@ class MachinePool:
         self._closed = False
 
     # ------------------------------------------------------------ as StepPool
-    def start(self):
+    def start(self) -> None:
         with self._changed:
             self._ensure_connected()
 
-    def submit(self, submissions):
+    def submit(self, submissions) -> None:
         with self._changed:
             if self._closed:
                 raise RuntimeError('submit after close')
@@ -102,7 +102,7 @@ class MachinePool:
             self._ensure_connected()
         self._send(fresh)
 
-    def close(self):
+    def close(self) -> None:
         """Wait until every program sent has come back, then let go of the server. Raises what
         stopped the receiver, if it stopped on an error, once it has (never waits for it)."""
         with self._changed:
@@ -131,7 +131,7 @@ class MachinePool:
         if self._failure is not None:
             raise self._failure
 
-    def check(self):
+    def check(self) -> None:
         """Raise what stopped the pool's threads, if anything has: for a caller that waits on the
         pool's verdicts in a queue of its own, so that it never waits for ones that cannot come."""
         with self._changed:

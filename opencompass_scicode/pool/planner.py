@@ -31,7 +31,7 @@ class Planner:
         self.running = [None] * workers          # (started, expected seconds) per worker
         self.taking = [set() for _ in range(workers)]   # modules of steps handed to the worker
 
-    def add(self, expected, modules):
+    def add(self, expected, modules) -> None:
         """More steps to plan (they arrive while others run)."""
         self.expected.update(expected)
         self.modules.update({sid: frozenset(mods) for sid, mods in modules.items()})
@@ -102,9 +102,9 @@ class Planner:
         self.running[worker] = (self.clock(), cost)
         return source
 
-    def drop(self, sid):
+    def drop(self, sid) -> None:
         """`sid` needs no run here (another task has its verdict)."""
         self.pending.remove(sid)
 
-    def finished(self, worker):
+    def finished(self, worker) -> None:
         self.running[worker] = None

@@ -99,7 +99,7 @@ class PoolServer:
         self.listener = None
         self._inode = None
 
-    def listen(self):
+    def listen(self) -> None:
         if os.path.lexists(self.path):
             os.unlink(self.path)       # a dead server's; the one starting us holds the spawn lock
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -167,7 +167,7 @@ class PoolServer:
             self.unreachable()
             return True
 
-    def unreachable(self):
+    def unreachable(self) -> None:
         """Take the socket's name first (only if it is still ours: a new server may hold it by
         now), then stop listening: a task that cannot connect starts a new server."""
         self.closing = True

@@ -100,7 +100,7 @@ class StepDurations:
             return seen[key]
         return max(seen.values())
 
-    def save(self, observed, imports=None):
+    def save(self, observed, imports=None) -> None:
         """observed: [(step_id, program key, seconds)]; imports: as ImportCosts.merge takes them."""
         if not imports:
             imports = {}

@@ -10,7 +10,7 @@ import struct
 _LENGTH = struct.Struct('!Q')
 
 
-def send(sock, message):
+def send(sock, message) -> None:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     sock.sendall(_LENGTH.pack(len(data)) + data)
 

@@ -129,7 +129,7 @@ class StepPool:
         self._reporting = threading.Lock()      # one `done` call at a time: callers count in them
 
     # ------------------------------------------------------------ the caller's side
-    def submit(self, submissions):
+    def submit(self, submissions) -> None:
         """Queue programs; returns at once. Their `done` is called from a worker thread (or here,
         for a program settled elsewhere)."""
         with self._changed:
@@ -149,7 +149,7 @@ class StepPool:
             self._changed.notify_all()
         self._executor.prefetch([s.job for s in fresh.values()])
 
-    def withdraw(self, owner):
+    def withdraw(self, owner) -> None:
         """Forget `owner`'s submissions (it has gone): a program nobody else waits for is not run,
         or, if it runs already, is stopped (its worker is replaced), as it would have died with a
         pool of the owner's own."""
@@ -171,7 +171,7 @@ class StepPool:
         with self._changed:
             return bool(self._waiting)
 
-    def close(self):
+    def close(self) -> None:
         """No more submissions: wait until every program has run, then stop the workers. Raises
         what stopped a worker, if one stopped on an error."""
         with self._changed:
@@ -190,13 +190,13 @@ class StepPool:
         if self._failure is not None:
             raise self._failure
 
-    def check(self):
+    def check(self) -> None:
         """Raise what stopped the pool's threads, if anything has: for a caller that waits on the
         pool's verdicts in a queue of its own, so that it never waits for ones that cannot come."""
         with self._changed:
             self._raise_failure()
 
-    def start(self):
+    def start(self) -> None:
         """Start the workers now (they start with the first submission otherwise): their imports
         then overlap whatever the caller does before it submits."""
         with self._changed:

@@ -91,7 +91,7 @@ class PredictionStore:
         self._read[1] = offset + complete
         return dict(latest)
 
-    def append(self, record):
+    def append(self, record) -> None:
         """Append one record (a Prediction, or a dict checked as one) and sync it to disk."""
         line = json.dumps(as_prediction(record).to_json(), ensure_ascii=False) + '\n'
         with self._lock:
@@ -128,7 +128,7 @@ class PredictionStore:
                     found.append((number, key))
         return found
 
-    def set_aside(self, why):
+    def set_aside(self, why) -> None:
         """Rename the file out of the way (kept for inspection); the next append starts anew."""
         if self.path.is_file():
             stamp = time.strftime('%Y%m%d_%H%M%S')
@@ -158,7 +158,7 @@ class PredictionStore:
         return hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
 
 
-def merge_parts(final_path, part_paths):
+def merge_parts(final_path, part_paths) -> None:
     """Append the part files' records to the final file (in one atomic replace) and remove the
     parts. Lines the final file already holds are not added again, so a merge cut short between
     the replace and the removal can simply run again."""

@@ -42,7 +42,7 @@ class BaseRunner:
         """Start a task; return a handle. `parallel`: how many tasks of this launch may run at once."""
         raise NotImplementedError
 
-    def refresh(self, handles):
+    def refresh(self, handles) -> None:
         """Called before the tasks in flight are polled, with their handles."""
 
     def poll(self, handle):
@@ -56,7 +56,7 @@ class BaseRunner:
     def where(self, handle):
         return ''
 
-    def pause(self):
+    def pause(self) -> None:
         """Between two looks at the tasks in flight."""
         time.sleep(self.poll_interval)
 
@@ -79,7 +79,7 @@ class BaseRunner:
         return status_of(spec, returncode, time.monotonic() - start, log_path='(in-process)')
 
 
-    def check(self):
+    def check(self) -> None:
         """Raise a UserFacingError if tasks cannot be started at all (before any work is done)."""
 
     def describe(self, spec):

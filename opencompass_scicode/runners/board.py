@@ -44,7 +44,7 @@ class TaskBoard:
     def __exit__(self, *exc):
         return self.bar.__exit__(*exc)
 
-    def show(self, where, ended):
+    def show(self, where, ended) -> None:
         infos = {spec.name: read_progress(spec.progress_path) for spec in self.specs}
         for spec in self.specs:
             info = infos[spec.name]

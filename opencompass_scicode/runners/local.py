@@ -65,7 +65,7 @@ class LocalRunner(BaseRunner):
             finally:
                 self._wakeup = None
 
-    def pause(self):
+    def pause(self) -> None:
         watched = [w for w in (self._wakeup, self._launcher) if w is not None]
         if not watched:
             time.sleep(self.poll_interval)
@@ -101,7 +101,7 @@ class LocalRunner(BaseRunner):
     def _returncode(self, handle):
         return handle.proc.poll() if handle.proc is not None else self._launcher.returncode(handle.pid)
 
-    def stop(self, handles):
+    def stop(self, handles) -> None:
         kill([h.pid for h in handles], signal.SIGINT, group=True, denied_ok=True)
         deadline = time.monotonic() + 5
         for handle in handles:

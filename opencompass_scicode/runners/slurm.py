@@ -91,7 +91,7 @@ class SlurmRunner(BaseRunner):
         self._asked_at = None
 
     # ------------------------------------------------------------ before anything is submitted
-    def check(self):
+    def check(self) -> None:
         missing = [c for c in COMMANDS if shutil.which(c) is None]
         if missing:
             raise ConfigError(f'--slurm: {", ".join(missing)} not found on this machine; Slurm\'s '
@@ -156,7 +156,7 @@ class SlurmRunner(BaseRunner):
         again = f' (attempt {job.attempt})' if job.attempt > 1 else ''
         return f'job {job.job_id} {job.state}{again}'
 
-    def refresh(self, jobs):
+    def refresh(self, jobs) -> None:
         """One `squeue` for every job in flight, at most once per squeue_interval."""
         now = time.monotonic()
         if self._asked_at is None or now - self._asked_at >= self.squeue_interval:
@@ -201,7 +201,7 @@ class SlurmRunner(BaseRunner):
         status.note = '; '.join(n for n in (status.note, f'job {how}') if n)
         return status
 
-    def stop(self, jobs):
+    def stop(self, jobs) -> None:
         ids = [j.job_id for j in jobs]
         if not ids:
             return

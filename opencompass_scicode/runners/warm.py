@@ -64,7 +64,7 @@ class Launcher:
         that serves its environment."""
         return len(command) >= 3 and command[0] == sys.executable and command[1] == '-m' and self.serves(env)
 
-    def preload(self, modules):
+    def preload(self, modules) -> None:
         """Import these too, before the tasks asked for after this call are forked."""
         missing = [m for m in modules if m not in self.preloaded]
         if missing:
@@ -94,7 +94,7 @@ class Launcher:
                 return self.pids.get(self._next)
             select.select([self], [], [], 1.0)
 
-    def read(self):
+    def read(self) -> None:
         """Take in what the launcher said so far."""
         try:
             while chunk := os.read(self.fileno(), 65536):
@@ -121,7 +121,7 @@ class Launcher:
             return self.ended.setdefault(pid, -signal.SIGKILL)
         return None
 
-    def close(self, grace_s=10.0):
+    def close(self, grace_s=10.0) -> None:
         """Let the launcher go: it leaves at the end of its stdin (killed if it has not after
         `grace_s`: it forks tasks, it never waits for them)."""
         try:

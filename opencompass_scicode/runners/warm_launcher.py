@@ -76,7 +76,7 @@ def _import(modules):
             pass
 
 
-def serve(preload):
+def serve(preload) -> None:
     try:
         _serve(preload)
     except BrokenPipeError:

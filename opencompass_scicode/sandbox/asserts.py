@@ -199,7 +199,7 @@ def instrument(source, filename):
     return compile(source, filename, 'exec'), []
 
 
-def forget(namespace):
+def forget(namespace) -> None:
     """Drop the hidden names from a namespace (after each test: they hold references to values)."""
     for name in [n for n in namespace if isinstance(n, str) and n.startswith(PREFIX)]:
         namespace.pop(name, None)

@@ -147,14 +147,14 @@ class _Worker:
             pass
         return True
 
-    def lost(self):
+    def lost(self) -> None:
         """After it died or was killed: close our ends and sweep what it left (see leftovers.py)."""
         self.close()
         pid = self.pid or (self.proc.pid if self.proc is not None else None)
         if pid is not None:
             sweep_worker(pid)
 
-    def close(self):
+    def close(self) -> None:
         for stream in (self.jobs, self.results, self.control):
             try:
                 if stream is not None:
@@ -266,7 +266,7 @@ class _BaseExecutor:
         self.threads = threads or max(1, cpus // self.workers)
         self.preload = tuple(dict.fromkeys(BASE_PRELOAD + tuple(preload)))
 
-    def prefetch(self, jobs):
+    def prefetch(self, jobs) -> None:
         """Read the targets of `jobs`, in this order, in the background (up to PREFETCH_BYTES):
         while workers start up, a core is idle."""
         if self._prefetch_thread is not None:
@@ -341,13 +341,13 @@ class _BaseExecutor:
     def __exit__(self, *exc):
         self.close()
 
-    def start(self):
+    def start(self) -> None:
         sweep_once()            # what workers killed outright before left behind
 
-    def abandon(self, slot, job):
+    def abandon(self, slot, job) -> None:
         """Stop `job` if worker `slot` runs it now, where that can be done (see ForkServerExecutor)."""
 
-    def close(self):
+    def close(self) -> None:
         self._stop_prefetching()
 
 
@@ -355,7 +355,7 @@ class ForkServerExecutor(_BaseExecutor):
     name = 'forkserver'
     copy_s = 0.02
 
-    def start(self):
+    def start(self) -> None:
         super().start()
         self._zygote, channels = _spawn_zygote(self.workers, self.preload, self.threads, self.python)
         self._slots = [_Worker(self.preload, self.threads, channel) for channel in channels]
@@ -384,7 +384,7 @@ class ForkServerExecutor(_BaseExecutor):
                 self.loaded[slot] = set(self.preload)
         return result
 
-    def abandon(self, slot, job):
+    def abandon(self, slot, job) -> None:
         """Stop `job` if worker `slot` runs it now (nobody wants its verdict any more): the worker
         is killed, its step with it, and replaced as a lost worker is."""
         with self._running_lock:
@@ -418,7 +418,7 @@ class ForkServerExecutor(_BaseExecutor):
         old.close()
         return True
 
-    def close(self):
+    def close(self) -> None:
         self._stop_prefetching()
         for worker in getattr(self, '_slots', []):
             worker.close()

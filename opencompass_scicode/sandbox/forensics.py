@@ -139,7 +139,7 @@ def bounded(comparison):
     return {'form': str(comparison.get('form'))[:60], 'note': 'the summary of the values was too large'}
 
 
-def after_failure(job, index, exc, sites, namespace, report, guard, flags):
+def after_failure(job, index, exc, sites, namespace, report, guard, flags) -> None:
     """Everything for information after test `index` (0-based) failed with `exc`. Returns when
     done; the caller ends the process."""
     started = job.get('started_at') or time.monotonic()

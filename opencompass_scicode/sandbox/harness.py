@@ -69,7 +69,7 @@ def _deny_targets(flags):
     return process_hdf5_to_tuple
 
 
-def run_step(job, report_fd):
+def run_step(job, report_fd) -> None:
     """Never returns: ends the process with os._exit."""
     report = _reporter(report_fd, job['nonce'])
     flags = []

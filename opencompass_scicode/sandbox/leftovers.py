@@ -84,7 +84,7 @@ def remove_cgroup(path, wait_s=5.0):
             time.sleep(0.01)
 
 
-def sweep_worker(pid, cgroups=None, workroots=None):
+def sweep_worker(pid, cgroups=None, workroots=None) -> None:
     """Remove what worker `pid` (gone, or being killed) left: its cgroups, and what runs in
     them, first, so that no step is left writing in the work roots removed next."""
     if cgroups is None:
@@ -97,7 +97,7 @@ def sweep_worker(pid, cgroups=None, workroots=None):
         shutil.rmtree(path, ignore_errors=True)
 
 
-def sweep_stale():
+def sweep_stale() -> None:
     """Sweep what every worker that is no longer alive left behind."""
     cgroups = _cgroups()
     workroots = _owned(tempfile.gettempdir(), WORKROOT)
@@ -106,7 +106,7 @@ def sweep_stale():
             sweep_worker(pid, cgroups.get(pid, []), workroots.get(pid, []))
 
 
-def sweep_once():
+def sweep_once() -> None:
     """sweep_stale, the first time a process calls it: leftovers are from runs before this one."""
     global _swept
     with _sweeping:

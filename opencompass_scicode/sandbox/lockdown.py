@@ -187,12 +187,12 @@ def drop_privileges(workdir, allowed):
     return {'uid': uid}
 
 
-def set_subreaper(on):
+def set_subreaper(on) -> None:
     """Orphans below this process come back to it (and not to init) while `on`."""
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0)
 
 
-def die_with_parent():
+def die_with_parent() -> None:
     import signal
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
@@ -269,7 +269,7 @@ class WorkerCgroups:
         found.discard(os.getpid())
         return found
 
-    def kill_all(self):
+    def kill_all(self) -> None:
         """SIGKILL every process of the step (the caller reaps them)."""
         kill(self.pids())
 
@@ -285,7 +285,7 @@ class WorkerCgroups:
         except OSError:
             pass
 
-    def move_out(self):
+    def move_out(self) -> None:
         """Move the calling process back to the parent cgroups (a copy of the worker leaving)."""
         for parent, _ in self.dirs.values():
             try:
@@ -294,7 +294,7 @@ class WorkerCgroups:
             except OSError:
                 pass
 
-    def remove(self):
+    def remove(self) -> None:
         self.kill_all()
         for parent, path in self.dirs.values():
             self._leave(parent, path)

@@ -33,7 +33,7 @@ class Sources:
     def __init__(self):
         self.texts = {}
 
-    def add(self, filename, text):
+    def add(self, filename, text) -> None:
         self.texts[filename] = text
 
     def line(self, filename, number):

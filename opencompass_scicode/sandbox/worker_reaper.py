@@ -33,7 +33,7 @@ def _reap():
             return True
 
 
-def kill_descendants():
+def kill_descendants() -> None:
     """SIGKILL every process below this one (orphans come back to us as subreaper)."""
     me = os.getpid()
     for _ in range(10000):

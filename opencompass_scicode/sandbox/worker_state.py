@@ -28,7 +28,7 @@ def cgroups_for(limits):
     return CGROUPS[key]
 
 
-def remove_cgroups():
+def remove_cgroups() -> None:
     """At the worker's end: kill what is left in its cgroups and remove them."""
     for cgroups in CGROUPS.values():
         cgroups.remove()

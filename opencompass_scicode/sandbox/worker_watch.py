@@ -37,7 +37,7 @@ class CappedBuffer:
         self.tail = bytearray()
         self.dropped = 0
 
-    def feed(self, data):
+    def feed(self, data) -> None:
         room = self.half - len(self.head)
         if room > 0:
             self.head += data[:room]
@@ -101,7 +101,7 @@ class StepWatch:
         self.poll_procs = poll_procs
         self.timed_out, self.too_many, self.host_gone, self.status = False, False, False, None
 
-    def follow(self, pid, pidfd, host_fd):
+    def follow(self, pid, pidfd, host_fd) -> None:
         """Read its output until the step ends or the worker must stop it."""
         while self.status is None:
             remaining = self.deadline - time.monotonic()
@@ -122,7 +122,7 @@ class StepWatch:
             if pidfd in ready:
                 _, self.status = os.waitpid(pid, 0)
 
-    def take_stack(self, pidfd):
+    def take_stack(self, pidfd) -> None:
         """Ask the step for its Python stack and read it (the step is killed afterwards)."""
         try:
             signal.pidfd_send_signal(pidfd, STACK_SIGNAL)
@@ -155,7 +155,7 @@ class StepWatch:
                 at = self.decision.at
                 self.deadline = at + extra_time(at - self.started, self.later_tests_s) + INFO_GRACE_S
 
-    def drain(self):
+    def drain(self) -> None:
         """Once every writer is dead: read what is left in the pipes, then close them."""
         for fd in list(self.open_fds):
             while True:

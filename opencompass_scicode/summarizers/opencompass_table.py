@@ -24,7 +24,7 @@ def _is_pair(item):
     return isinstance(item, (list, tuple)) and len(item) == 2 and all(isinstance(x, str) for x in item)
 
 
-def check_shape(dataset_abbrs, summary_groups):
+def check_shape(dataset_abbrs, summary_groups) -> None:
     """ConfigError for entries OpenCompass's DefaultSummarizer would not take either."""
     fix_row = "e.g. dataset_abbrs=['SciCode', ['SciCode_with_background', 'sub_accuracy']]"
     if dataset_abbrs is not None:

@@ -93,7 +93,7 @@ def shared_prefix(labels):
     return (prefix, short) if prefix and all(short) else ('', list(labels))
 
 
-def import_pyplot():
+def import_pyplot() -> None:
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot  # noqa: F401

@@ -66,7 +66,7 @@ class SciCodeSummarizer:
         """'wide' or 'long' for these dataset groups."""
         return choose_layout(self.layout, groups)
 
-    def prepare(self):
+    def prepare(self) -> None:
         """Called while the tasks run: import the plotting library meanwhile (about half a
         second that the summary would otherwise add at the end)."""
         if self.plot:

@@ -48,14 +48,14 @@ class _Form(HTMLParser):
         super().__init__()
         self.action, self.fields, self._open = None, {}, False
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag, attrs) -> None:
         attrs = dict(attrs)
         if tag == 'form' and self.action is None:
             self.action, self._open = attrs.get('action'), True
         elif tag == 'input' and self._open and attrs.get('name'):
             self.fields[attrs['name']] = attrs.get('value') or ''
 
-    def handle_endtag(self, tag):
+    def handle_endtag(self, tag) -> None:
         if tag == 'form':
             self._open = False
 

@@ -157,7 +157,7 @@ def _write_dict(parent, name, mapping):
             _write_scalar_or_array(group, str(key), value)
 
 
-def write_value(parent, name, value):
+def write_value(parent, name, value) -> None:
     """Store one value under `parent[name]` so that the reader returns an equal value."""
     if isinstance(value, dict):
         _write_dict(parent, name, value)
@@ -180,7 +180,7 @@ def write_value(parent, name, value):
         _write_scalar_or_array(parent, name, value)
 
 
-def write_test_target(test_group, value, as_tuple=False):
+def write_test_target(test_group, value, as_tuple=False) -> None:
     """`as_tuple`: store a tuple as several variables (read back as a tuple)."""
     if as_tuple and isinstance(value, tuple) and len(value) != 1:
         for name, item in zip(_names(len(value)), value):
@@ -191,7 +191,7 @@ def write_test_target(test_group, value, as_tuple=False):
         write_value(test_group, 'var1', value)
 
 
-def write_step_targets(h5_file, step_id, targets, as_tuple=True):
+def write_step_targets(h5_file, step_id, targets, as_tuple=True) -> None:
     """Write one step's targets (a list, one entry per test) into an open h5py.File.
 
     An entry of `None` writes an empty test group (for tests that never use

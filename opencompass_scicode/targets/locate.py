@@ -73,7 +73,7 @@ def _h5_missing_message(dataset):
             f'not in {dataset.data_dir}/.\n  fix: {manual_steps(dataset)}')
 
 
-def remember_digest(path, digest):
+def remember_digest(path, digest) -> None:
     """sha256 of a ~1 GB file takes seconds: keep it next to the file, keyed by size and time."""
     path = Path(path)
     stat = path.stat()
@@ -199,7 +199,7 @@ def uncovered_steps(dataset, path):
     return out
 
 
-def check_coverage(dataset):
+def check_coverage(dataset) -> None:
     """Before any request: the targets file covers every scored step of `dataset`, with every test
     it needs. Otherwise each uncovered step would only end as an `eval_error`, after its answer was
     paid for. Regenerated targets are complete by construction (the targets task fills them)."""

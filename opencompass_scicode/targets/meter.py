@@ -38,7 +38,7 @@ class Meter:
         self._bar = self._task = None
         self.total = None
 
-    def begin(self, total, start):
+    def begin(self, total, start) -> None:
         self.total, self._t0, self._b0 = total, time.monotonic(), start
         self._last_t, self._last_fraction = self._t0, (start / total if total else 0.0)
         if self.tty:
@@ -54,7 +54,7 @@ class Meter:
             where = f' from byte {start:,}' if start else ''
             self._line(f'{self.label}: downloading{where}, {size_text(total)} in all')
 
-    def advance(self, got):
+    def advance(self, got) -> None:
         if self._bar is not None:
             self._bar.update(self._task, completed=got)
             return
@@ -68,13 +68,13 @@ class Meter:
         share = f' of {size_text(self.total)} ({100 * fraction:.0f}%)' if self.total else ''
         self._line(f'{self.label}: {size_text(got)}{share}, {size_text(int(rate))}/s{left}')
 
-    def note(self, text):
+    def note(self, text) -> None:
         if self._bar is not None:
             self._bar.console.print(f'{self.label}: {text}', markup=False, highlight=False)
         else:
             self._line(f'{self.label}: {text}')
 
-    def close(self):
+    def close(self) -> None:
         if self._bar is not None:
             self._bar.stop()
             self._bar = None

@@ -37,7 +37,7 @@ def step_ids_in(folder):
     return frozenset(p.stem for p in Path(folder).glob('*.h5'))
 
 
-def unpack(zip_path, dest):
+def unpack(zip_path, dest) -> None:
     """The zip's <step_id>.h5 files into `dest`, flat whatever folder the zip has them in (never a
     path out of `dest`), each under its name only once whole. BadZipFile as zipfile raises it."""
     with zipfile.ZipFile(zip_path) as zf:

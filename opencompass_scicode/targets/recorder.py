@@ -15,12 +15,12 @@ class TargetRecorder:
         self.values = [None] * n_tests
         self.current = None
 
-    def begin(self, index):
+    def begin(self, index) -> None:
         self.current = index
 
-    def record(self, value):
+    def record(self, value) -> None:
         self.values[self.current] = value
 
-    def finish(self):
+    def finish(self) -> None:
         with h5py.File(self.out_path, 'w') as fh:
             write_step_targets(fh, self.step_id, self.values, as_tuple=True)

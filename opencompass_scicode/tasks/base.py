@@ -56,7 +56,7 @@ class BaseTask:
             return EXIT_SKIPPED
         return self.run()
 
-    def log(self, msg):
+    def log(self, msg) -> None:
         try:
             print(f'[{self.name}] {msg}', file=sys.stderr, flush=True)
         except OSError:     # the log's disk is full: the line is lost, the task's next write stops it

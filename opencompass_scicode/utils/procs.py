@@ -86,7 +86,7 @@ def wake_on_child_exit():
         os.close(write_fd)
 
 
-def drain(fd):
+def drain(fd) -> None:
     """Read a non-blocking pipe empty."""
     try:
         while os.read(fd, 512):

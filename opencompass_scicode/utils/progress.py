@@ -21,7 +21,7 @@ class ProgressFile:
         self._lock = threading.Lock()     # evaluation threads report steps concurrently
         self.write(force=True)
 
-    def update(self, done=None, errors=None, total=None, force=False):
+    def update(self, done=None, errors=None, total=None, force=False) -> None:
         with self._lock:
             if done is not None:
                 self.state['done'] = done
@@ -31,13 +31,13 @@ class ProgressFile:
                 self.state['total'] = total
             self._write(force or self.state['done'] >= self.state['total'])
 
-    def add(self, name, count=1):
+    def add(self, name, count=1) -> None:
         """Count something beside the steps (e.g. steps scored early, during inference)."""
         with self._lock:
             self.state[name] = self.state.get(name, 0) + count
             self._write(False)
 
-    def started(self, name):
+    def started(self, name) -> None:
         """A step (`name`) began to run: the runner names one still running after a minute.
         Called from the step pool's threads, which must go on whatever happens here: a write
         refused (a full disk) is left for the task's own next write to meet."""
@@ -45,7 +45,7 @@ class ProgressFile:
             self.state.setdefault('running', {})[name] = time.time()
             self._advise()
 
-    def finished(self, name):
+    def finished(self, name) -> None:
         """A step ended (written at once, so that no ended step is named as running)."""
         with self._lock:
             if self.state.get('running', {}).pop(name, None) is not None:
@@ -57,7 +57,7 @@ class ProgressFile:
         except (OSError, NoSpaceError):
             pass
 
-    def update_part(self, name, done, errors=0):
+    def update_part(self, name, done, errors=0) -> None:
         """Progress of one part (a dataset of an inference task); the totals follow."""
         with self._lock:
             part = self.state['parts'][name]
@@ -67,7 +67,7 @@ class ProgressFile:
             self.state['errors'] = sum(p['errors'] for p in parts)
             self._write(self.state['done'] >= self.state['total'])
 
-    def write(self, force=False):
+    def write(self, force=False) -> None:
         with self._lock:
             self._write(force)
 

@@ -68,7 +68,7 @@ class RunLock:
         tasks.close()           # free again: this run's own tasks take it shared
         return self
 
-    def release(self):
+    def release(self) -> None:
         for fh in self._held:
             fh.close()
         self._held = []

@@ -90,13 +90,13 @@ class RunDir:
         except (OSError, ValueError):
             return {}
 
-    def save_status(self, updates):
+    def save_status(self, updates) -> None:
         status = self.load_status()
         status.update(updates)
         write_json_atomic(self.status_path, status)
 
 
-def remove_parts(paths):
+def remove_parts(paths) -> None:
     """Delete merged part files, then their `.parts` folders once empty."""
     paths = [Path(p) for p in paths]
     for path in paths:
