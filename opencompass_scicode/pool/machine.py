@@ -43,7 +43,7 @@ POLL_S = 0.5            # how often a waiter looks again whether the thread it w
 HOST = socket.gethostname()
 
 
-def socket_path(run_root):
+def socket_path(run_root) -> Path:
     """Where the run's pool on this machine listens: the machine's own temporary directory (a run
     directory may be on a file system shared by many machines), in a folder only we can enter."""
     folder = Path(tempfile.gettempdir()) / f'scicode-pool-{os.getuid()}'
@@ -262,7 +262,7 @@ class MachinePool:
         return False
 
 
-def key_path(path):
+def key_path(path) -> Path:
     """The pool's key: who can read it may hand the pool work. Steps cannot (another uid, or
     Landlock), so a step that reaches the socket is turned away before a byte of it is read."""
     return Path(f'{path}.key')

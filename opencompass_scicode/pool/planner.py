@@ -67,7 +67,7 @@ class Planner:
         remaining = [0.0 if w == worker else self._remaining(w, now) for w in workers]
         return workers, held, remaining
 
-    def order(self, worker):
+    def order(self, worker) -> list[str]:
         """Pending steps for `worker` to try, best first; empty if all are better run elsewhere."""
         workers, held, remaining = self._view(worker)
         queue = [0.0 for _ in workers]
@@ -88,7 +88,7 @@ class Planner:
                        key=lambda item: (item[0], -item[1]))
         return [sid for _, sid in own] + [item[2] for item in steal]
 
-    def take(self, worker, sid):
+    def take(self, worker, sid) -> int | None:
         """`worker` starts `sid`; returns the worker to copy first, or None."""
         cost, source = self.expected[sid], None
         if self.loaded is not None:

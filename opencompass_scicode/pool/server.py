@@ -30,8 +30,9 @@ import struct
 import sys
 import threading
 import time
+from typing import Callable
 
-from ..sandbox.executor import ForkServerExecutor
+from ..sandbox.executor import ForkServerExecutor, StepRun
 from ..utils.procs import read_proc
 from ..utils.runlock import hold_for_task
 from . import wire
@@ -50,7 +51,7 @@ def _below(pid, ancestor):
     return False
 
 
-def trusted_peer(conn):
+def trusted_peer(conn) -> bool:
     """A process of this user that is not one of ours: a step (below our workers) never is."""
     pid, uid, _ = struct.unpack('3i', conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                      struct.calcsize('3i')))
@@ -64,7 +65,7 @@ class _Client:
         self.conn = conn
         self.lock = threading.Lock()
 
-    def deliver(self, key):
+    def deliver(self, key) -> Callable[[StepRun | None, bool], bool]:
         def done(run, copy):
             try:
                 with self.lock:
@@ -74,7 +75,7 @@ class _Client:
             return False      # the task remembers what the run took, not the pool
         return done
 
-    def started(self, key):
+    def started(self, key) -> Callable[[], None]:
         def tell():
             try:
                 with self.lock:
@@ -156,7 +157,7 @@ class PoolServer:
                 self.clients.discard(client)
                 self.last_seen = time.monotonic()
 
-    def idle(self):
+    def idle(self) -> bool:
         """True (and no longer reachable) once nobody has used the pool for idle_s seconds."""
         with self.lock:
             if self.clients or self.pool.busy():
@@ -190,7 +191,7 @@ def _watch_fd(pid):
         return -1
 
 
-def serve(args):
+def serve(args) -> int:
     if args.run_root:
         _hold = hold_for_task(args.run_root)       # a new run.py -r waits for this server too
     watched = _watch_fd(args.watch)
@@ -220,7 +221,7 @@ def serve(args):
     return 1
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog='python -m opencompass_scicode.pool.server')
     p.add_argument('--socket', required=True)
     p.add_argument('--watch', type=int, default=0, help='stop when this process (run.py) ends')

@@ -6,6 +6,7 @@ peer that has not shown the pool's key first (server.py).
 """
 import pickle
 import struct
+from typing import Any
 
 _LENGTH = struct.Struct('!Q')
 
@@ -15,7 +16,7 @@ def send(sock, message) -> None:
     sock.sendall(_LENGTH.pack(len(data)) + data)
 
 
-def exactly(sock, size):
+def exactly(sock, size) -> bytes:
     chunks, left = [], size
     while left:
         chunk = sock.recv(min(left, 1 << 20))
@@ -26,7 +27,7 @@ def exactly(sock, size):
     return b''.join(chunks)
 
 
-def receive(sock):
+def receive(sock) -> Any:
     """The next message, or None once the other end has gone (at a message boundary or not)."""
     header = exactly(sock, _LENGTH.size)
     if header is None:

@@ -21,7 +21,7 @@ waits on the pool (close, the next submit) raises that error.
 import signal
 import threading
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from ..errors import ThreadFailed
 from ..sandbox.executor import StepRun
@@ -54,14 +54,14 @@ class Submission:
 class NoClaims:
     """Programs are claimed by one pool only: nobody else runs or settles them."""
 
-    def settled(self, key):
+    def settled(self, key) -> bool:
         return False
 
-    def try_claim(self, key):
+    def try_claim(self, key) -> bool:
         return True
 
 
-def take_in(waiting, claims, submissions):
+def take_in(waiting, claims, submissions) -> list['Submission']:
     """Queue each submission behind one for the same program (`waiting`: key -> submissions not
     answered yet) and answer those whose program is settled elsewhere; returns the submissions
     whose programs are new (to be run)."""
@@ -77,18 +77,18 @@ def take_in(waiting, claims, submissions):
     return fresh
 
 
-def protections_of(run):
+def protections_of(run) -> dict[str, Any]:
     """The sandbox layers a run's step process reported ({} if it reported none)."""
     return next((e.get('protections') for e in run.events if e.get('event') == 'sandbox'), None) or {}
 
 
-def cost_of(run):
+def cost_of(run) -> float:
     """What a program costs a worker: its whole time on it (later tests for information included),
     less importing the modules it needed."""
     return max(0.0, (run.busy_s or run.duration_s) - run.import_s)
 
 
-def cut_short_from_outside(run):
+def cut_short_from_outside(run) -> bool:
     """Whether a run says nothing of its program: its worker died under it, or its step was
     killed by a SIGKILL, before its verdict was decided, that none of our limits sent (the
     time-out and the process cap are told apart; the memory cap's OOM kill is not, and costs a
@@ -100,7 +100,7 @@ def cut_short_from_outside(run):
             and not run.process_limit_hit and not any(e.get('event') == 'decided' for e in run.events))
 
 
-def harness_failure(exc):
+def harness_failure(exc) -> StepRun:
     """The run of a program whose harness failed (not the program)."""
     return StepRun(None, False, 0.0, error=f'{type(exc).__name__}: {exc}')
 
@@ -166,7 +166,7 @@ class StepPool:
                     self._executor.abandon(*self._running[key])
             self._changed.notify_all()
 
-    def busy(self):
+    def busy(self) -> bool:
         """Programs queued or running."""
         with self._changed:
             return bool(self._waiting)

@@ -12,6 +12,7 @@ import re
 import threading
 import time
 from pathlib import Path
+from typing import Any, Iterator
 
 from ..utils.workdir import remove_parts
 from ..utils.writes import append_synced, replace_whole
@@ -22,7 +23,7 @@ _STEP_ID = re.compile(rb'"step_id":\s*"([^"\\]+)"')
 _SAMPLE = re.compile(rb'"sample":\s*(\d+)')
 
 
-def record_key(step_id, sample=0):
+def record_key(step_id, sample=0) -> str:
     """How a step's record is found: its step id, and for the second and later samples of a
     problem (infer_cfg n > 1) `step_id@sample`, so one sample's files read as before."""
     return step_id if not sample else f'{step_id}@{sample}'
@@ -38,10 +39,10 @@ class PredictionStore:
         self._lock = threading.Lock()     # appends may come from several threads
         self._read = None                 # [file identity, bytes read, latest records] (load)
 
-    def exists(self):
+    def exists(self) -> bool:
         return self.path.is_file() or bool(self.base and self.base.exists())
 
-    def records(self):
+    def records(self) -> Iterator[Prediction]:
         """Every record (a Prediction) in file order, superseded ones included. A torn last line
         (crash mid-write) is skipped."""
         if self.base:
@@ -58,7 +59,7 @@ class PredictionStore:
                 except ValueError:
                     continue
 
-    def load(self):
+    def load(self) -> dict[str, Prediction]:
         """record_key(step_id, sample) -> latest record (a Prediction).
 
         The file only grows (records are appended), so a store reads it once and then only what
@@ -108,7 +109,7 @@ class PredictionStore:
         except OSError:    # missing or empty file
             return False
 
-    def torn(self):
+    def torn(self) -> list[tuple[int, str | None]]:
         """[(line number, record_key or None)] of the lines of this file that hold no record: cut
         short by a crash between write and flush (the last line, or one a later append went on
         after). The key is read from what is left of the line, when it got that far."""
@@ -134,7 +135,7 @@ class PredictionStore:
             stamp = time.strftime('%Y%m%d_%H%M%S')
             os.replace(self.path, self.path.with_name(f'{self.path.stem}.{why}-{stamp}{self.path.suffix}'))
 
-    def usage(self):
+    def usage(self) -> dict[str, Any]:
         """What answering cost: requests, tokens and model time over every record (retried
         steps included), and the steps whose latest record has an answer or an error."""
         totals = {'steps answered': 0, 'requests': 0, 'prompt tokens': 0, 'completion tokens': 0,
@@ -152,7 +153,7 @@ class PredictionStore:
         totals['model time (s)'] = round(totals['model time (s)'], 3)
         return totals
 
-    def digest(self):
+    def digest(self) -> str:
         if not self.path.is_file():
             return None
         return hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]

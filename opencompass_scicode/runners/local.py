@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..tasks.contract import status_of
+from ..tasks.contract import TaskStatus, status_of
 from ..utils.lifeline import PARENT_ENV, RUN_ENV
 from ..utils.parallel import PARALLEL_ENV
 from ..utils.procs import drain, kill, wake_on_child_exit
@@ -41,7 +41,7 @@ class LocalRunner(BaseRunner):
         self._wakeup = None         # read end of the pipe SIGCHLD writes to, while launching
         self._launcher = None       # while launching, with warm_start
 
-    def launch(self, specs, title=''):
+    def launch(self, specs, title='') -> list[TaskStatus]:
         if self.debug or not self.warm_start or not specs:
             return self._launch(specs, title)
         preload = list(dict.fromkeys(name for spec in specs for name in spec.preload))
@@ -76,7 +76,7 @@ class LocalRunner(BaseRunner):
         if self._wakeup in ready:
             drain(self._wakeup)
 
-    def start(self, spec, parallel):
+    def start(self, spec, parallel) -> '_Process':
         log_path = Path(spec.log_path)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, **spec.env)
@@ -92,7 +92,7 @@ class LocalRunner(BaseRunner):
                                     stdin=subprocess.DEVNULL, env=env, start_new_session=True)
         return _Process(spec, proc, time.monotonic(), proc.pid)
 
-    def poll(self, handle):
+    def poll(self, handle) -> TaskStatus | None:
         returncode = self._returncode(handle)
         if returncode is None:
             return None

@@ -107,7 +107,7 @@ class SlurmRunner(BaseRunner):
                               fix=f'use one of: {", ".join(partitions) or "(none listed by sinfo)"}')
 
     # ------------------------------------------------------------ submission
-    def sbatch_args(self, spec):
+    def sbatch_args(self, spec) -> list[str]:
         res = spec.resources or {}
         shares = bool(res.get('shares_cpu'))
         # a job that only waits on an API needs one CPU, whatever the other jobs are given
@@ -128,7 +128,7 @@ class SlurmRunner(BaseRunner):
             args.append(f'--gres=gpu:{res["gpus"]}')
         return args + self.extra_args + [str(_script_path(spec))]
 
-    def describe(self, spec):
+    def describe(self, spec) -> str:
         return shlex.join(self.sbatch_args(spec))
 
     def _script(self, spec):
@@ -148,11 +148,11 @@ class SlurmRunner(BaseRunner):
                                   fix='check the runner options (partition, qos, time, mem, extra_args)')
         return out.stdout.strip().split(';')[0]
 
-    def start(self, spec, parallel):
+    def start(self, spec, parallel) -> '_Job':
         return _Job(spec, self._submit(spec), time.monotonic())
 
     # ------------------------------------------------------------ watching
-    def where(self, job):
+    def where(self, job) -> str:
         again = f' (attempt {job.attempt})' if job.attempt > 1 else ''
         return f'job {job.job_id} {job.state}{again}'
 
@@ -163,7 +163,7 @@ class SlurmRunner(BaseRunner):
             self._states = _squeue([j.job_id for j in jobs]) if jobs else {}
             self._asked_at = now
 
-    def poll(self, job):
+    def poll(self, job) -> TaskStatus | None:
         code = _exit_code(job.spec)
         if code is not None:
             # The job script's last act: the task has ended (the file is removed before every

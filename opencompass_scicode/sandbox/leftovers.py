@@ -26,16 +26,16 @@ _sweeping = threading.Lock()
 _swept = False
 
 
-def make_workroot():
+def make_workroot() -> str:
     """A directory for the steps of this worker, named so that a sweep knows whose it is."""
     return tempfile.mkdtemp(prefix=f'scicode-steps-{os.getpid()}-')
 
 
-def cgroup_name():
+def cgroup_name() -> str:
     return f'scicode-worker-{os.getpid()}'
 
 
-def worker_alive(pid):
+def worker_alive(pid) -> bool:
     """A live worker: not gone, not a zombie, not another program that got its pid since."""
     try:
         with open(f'/proc/{pid}/cmdline', 'rb') as fh:
@@ -68,7 +68,7 @@ def _cgroups():
     return owners
 
 
-def remove_cgroup(path, wait_s=5.0):
+def remove_cgroup(path, wait_s=5.0) -> bool:
     """Kill what is still in the cgroup, then remove it (possible once its processes are gone)."""
     deadline = time.monotonic() + wait_s
     while True:

@@ -16,6 +16,7 @@ import os
 import resource
 import struct
 import sys
+from typing import Any
 
 from ..utils.procs import kill
 from . import RUNTIME_DIR
@@ -42,7 +43,7 @@ READ = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
 UNSANDBOXED_UID_BASE = 200000
 
 
-def landlock_abi():
+def landlock_abi() -> int:
     abi = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION)
     return abi if abi > 0 else 0
 
@@ -76,7 +77,7 @@ def _add_path_rule(ruleset_fd, path, allowed):
         os.close(fd)
 
 
-def prepare_landlock(workroot, readable, writable_files=('/dev/null',)):
+def prepare_landlock(workroot, readable, writable_files=('/dev/null',)) -> tuple[int | None, dict[str, Any]]:
     """Build, once per worker, the ruleset every step will enforce.
 
     Reading is allowed in `readable`; everything beneath `workroot` (where the
@@ -103,7 +104,7 @@ def prepare_landlock(workroot, readable, writable_files=('/dev/null',)):
     return ruleset, {'landlock': True, 'landlock_abi': abi, 'tcp_blocked_by_landlock': bool(handled_net)}
 
 
-def enforce_landlock(ruleset_fd, facts):
+def enforce_landlock(ruleset_fd, facts) -> dict[str, Any]:
     """In the step process: from now on only the prepared paths are reachable."""
     if ruleset_fd is None:
         return dict(facts)
@@ -115,7 +116,7 @@ def enforce_landlock(ruleset_fd, facts):
     return dict(facts)
 
 
-def readable_roots(extra=()):
+def readable_roots(extra=()) -> list[str]:
     """Paths a step may read: the OS and the Python installation, not the project."""
     roots = {'/usr', '/lib', '/lib64', '/lib32', '/bin', '/sbin', '/etc', '/proc', '/sys', '/dev',
              '/opt', sys.prefix, sys.base_prefix, sys.exec_prefix}
@@ -130,7 +131,7 @@ def readable_roots(extra=()):
     return sorted(r for r in roots if os.path.exists(r))
 
 
-def set_limits(memory_bytes=None, max_procs=None, max_file_bytes=None):
+def set_limits(memory_bytes=None, max_procs=None, max_file_bytes=None) -> dict[str, int]:
     applied = {}
     if memory_bytes:
         # Address space counts what is already mapped (the preloaded libraries), so add it.
@@ -156,12 +157,12 @@ def _current_vm_bytes():
         return 0
 
 
-def leave_network():
+def leave_network() -> bool:
     """For the worker itself, as root only (a user namespace would change its privileges)."""
     return os.getuid() == 0 and _libc.unshare(CLONE_NEWNET) == 0
 
 
-def isolate_network():
+def isolate_network() -> dict[str, str]:
     if _libc.unshare(CLONE_NEWNET) == 0:
         return {'network': 'isolated (network namespace)'}
     if ctypes.get_errno() == errno.EPERM and _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0:
@@ -169,7 +170,7 @@ def isolate_network():
     return {'network': 'not isolated'}
 
 
-def drop_privileges(workdir, allowed):
+def drop_privileges(workdir, allowed) -> dict[str, Any]:
     """As root, become a uid of our own, unique among live steps (it is the pid).
 
     Only where the Python installation is readable by other users (`allowed`);
@@ -213,13 +214,13 @@ def _own_cgroup(controller):
     return None
 
 
-def cgroup_parent(controller):
+def cgroup_parent(controller) -> str | None:
     """Where this process may make cgroups of `controller` (under its own), or None."""
     own = _own_cgroup(controller)
     return None if own is None else os.path.join(CGROUP_ROOT, controller, own.lstrip('/'))
 
 
-def cgroup_pids(path):
+def cgroup_pids(path) -> set[int]:
     try:
         with open(os.path.join(path, 'cgroup.procs')) as fh:
             return {int(x) for x in fh.read().split()}
@@ -262,7 +263,7 @@ class WorkerCgroups:
             self.dirs[controller] = (parent, path)
             self.active[controller] = value
 
-    def pids(self):
+    def pids(self) -> set[int]:
         found = set()
         for _, path in self.dirs.values():
             found |= cgroup_pids(path)
@@ -301,7 +302,7 @@ class WorkerCgroups:
         self.dirs = {}
 
 
-def python_readable_by_others():
+def python_readable_by_others() -> bool:
     """Can an unprivileged uid read the Python installation and its packages?"""
     paths = {sys.prefix, sys.base_prefix}
     paths.update(p for p in sys.path if 'site-packages' in p and os.path.isdir(p))

@@ -43,7 +43,7 @@ def kill_descendants() -> None:
         time.sleep(0.001)
 
 
-def count_descendants(root):
+def count_descendants(root) -> int:
     """Processes below `root` (orphans come back to it, so its subtree is the whole step)."""
     parents = _parent_map()
     count = 0
@@ -59,7 +59,7 @@ def count_descendants(root):
     return count
 
 
-def count_user_processes(uid):
+def count_user_processes(uid) -> int:
     """Processes that `uid` owns (RLIMIT_NPROC counts them all, not only the step's)."""
     count = 0
     for entry in os.listdir('/proc'):

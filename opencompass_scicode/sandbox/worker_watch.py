@@ -49,7 +49,7 @@ class CappedBuffer:
                 self.dropped += cut
                 del self.tail[:cut]
 
-    def text(self):
+    def text(self) -> str:
         middle = f'\n...[{self.dropped} bytes cut]...\n'.encode() if self.dropped else b''
         return (bytes(self.head) + middle + bytes(self.tail)).decode('utf-8', errors='replace')
 
@@ -63,7 +63,7 @@ class Decision:
         self.partial = b''
         self.at = None
 
-    def feed(self, data):
+    def feed(self, data) -> bool:
         lines = (self.partial + data).split(b'\n')
         self.partial = lines.pop()[-4096:]       # an unfinished line; a long one is not ours
         for line in lines:
@@ -167,7 +167,7 @@ class StepWatch:
         for fd in (*self.buffers, self.stack_r):
             os.close(fd)
 
-    def texts(self):
+    def texts(self) -> dict[str, str]:
         """{'stdout', 'stderr', 'report', 'stack'}: what the step wrote, capped (the stack: its
         Python stack when it was stopped for its time limit, else empty)."""
         return {'stdout': self.buffers[self.out_r].text(), 'stderr': self.buffers[self.err_r].text(),

@@ -26,7 +26,7 @@ def rate_cell(results, metric: str) -> str:
     return text
 
 
-def cost(price, prompt_tokens, completion_tokens):
+def cost(price, prompt_tokens, completion_tokens) -> str:
     """Money spent, from the model entry's price=dict(input=, output=) per million tokens."""
     if not price:
         return '-'
@@ -34,7 +34,7 @@ def cost(price, prompt_tokens, completion_tokens):
     return f'{spent:.4f}'
 
 
-def count(n, noun):
+def count(n, noun) -> str:
     return f'{n} {noun}' + ('' if n == 1 else 's')
 
 
@@ -45,5 +45,5 @@ def near_misses(counts) -> str:
     return f'{counts.near_misses}/{counts.failed} ({counts.share:.1f}%)'
 
 
-def difference(point, interval):
+def difference(point, interval) -> str:
     return f'{point:+.1f} [{interval[0]:+.1f}, {interval[1]:+.1f}]'

@@ -11,6 +11,7 @@ other number a results file holds at its top level. A row whose dataset is
 neither a dataset of the run nor a group shows `-`, as in OpenCompass.
 """
 import math
+from typing import Any
 
 from ..errors import ConfigError
 from .results_files import is_results
@@ -103,7 +104,7 @@ def _group_scores(group, scores):
     return out
 
 
-def opencompass_table(models, datasets, collected, dataset_abbrs=None, summary_groups=()):
+def opencompass_table(models, datasets, collected, dataset_abbrs=None, summary_groups=()) -> tuple[list[str], list[list[Any]]]:
     """(header, rows). `collected` maps (model abbr, dataset abbr) to a results dict or a marker
     ('-' not run, 'failed'); `models` and `datasets` are the config's entries."""
     model_abbrs = [m['abbr'] for m in models]

@@ -32,7 +32,7 @@ class _Cut(FetchFailed):
     """The connection broke mid-file: what was received is kept, and the rest is asked for."""
 
 
-def timeout_seconds():
+def timeout_seconds() -> float:
     """SCICODE_FETCH_TIMEOUT (seconds), else the default."""
     try:
         return float(os.environ.get('SCICODE_FETCH_TIMEOUT') or DEFAULT_TIMEOUT)
@@ -60,7 +60,7 @@ class _Form(HTMLParser):
             self._open = False
 
 
-def confirmed_url(page, base):
+def confirmed_url(page, base) -> str | None:
     """The download a Drive confirmation page's form leads to, or None."""
     form = _Form()
     form.feed(page)
@@ -141,7 +141,7 @@ def _receive(url, partial, timeout, progress, pages_left=2):
         return total if total is not None else got
 
 
-def download(url, partial, progress, timeout=None, resumes=RESUMES):
+def download(url, partial, progress, timeout=None, resumes=RESUMES) -> int:
     """Fetch `url` into `partial` (resumed from what it holds). FetchFailed when this source cannot
     deliver; the partial file stays for the next try."""
     timeout = timeout_seconds() if timeout is None else timeout

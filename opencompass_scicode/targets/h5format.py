@@ -12,6 +12,7 @@ import sys
 
 import h5py
 import numpy as np
+from typing import Any
 
 
 # ---------------------------------------------------------------- reading
@@ -68,14 +69,14 @@ def _read_node(node):
     return _read_group(node)
 
 
-def read_test_target(test_group):
+def read_test_target(test_group) -> Any:
     names = list(test_group.keys())
     if len(names) == 1:
         return _read_node(test_group[names[0]])
     return tuple(_read_node(test_group[name]) for name in names)
 
 
-def read_step_targets(h5_path, step_id, n_tests):
+def read_step_targets(h5_path, step_id, n_tests) -> list[Any]:
     """The `targets` list the official test program sees for one step."""
     out = []
     if not n_tests:         # nothing to read: a step without tests may have no entry, or no file
@@ -92,7 +93,7 @@ def read_step_targets(h5_path, step_id, n_tests):
     return out
 
 
-def step_ids_in(h5_path):
+def step_ids_in(h5_path) -> list[str]:
     with h5py.File(h5_path, 'r') as fh:
         return sorted(fh.keys())
 

@@ -11,7 +11,7 @@ LINE_EVERY_S = 30.0
 LINE_EVERY_FRACTION = 0.1
 
 
-def size_text(n):
+def size_text(n) -> str:
     """1049345865 -> '1.05 GB' (decimal units, as download tools show them)."""
     if n is None:
         return 'size unknown'

@@ -18,22 +18,22 @@ DIR_NAME = 'test_data'
 ZIP_NAME = 'scicode_test_data.zip'
 
 
-def is_per_step_dir(path):
+def is_per_step_dir(path) -> bool:
     path = Path(path)
     return path.is_dir() and any(path.glob('*.h5'))
 
 
-def found_in(data_dir):
+def found_in(data_dir) -> Path | None:
     """`<data dir>/test_data/` when it holds step files, else None."""
     folder = Path(data_dir) / DIR_NAME
     return folder if is_per_step_dir(folder) else None
 
 
-def step_file(folder, step_id):
+def step_file(folder, step_id) -> Path:
     return Path(folder) / f'{step_id}.h5'
 
 
-def step_ids_in(folder):
+def step_ids_in(folder) -> frozenset[str]:
     return frozenset(p.stem for p in Path(folder).glob('*.h5'))
 
 
@@ -53,7 +53,7 @@ def unpack(zip_path, dest) -> None:
             target.with_suffix('.partial').replace(target)
 
 
-def unpacked(zip_path, data_dir):
+def unpacked(zip_path, data_dir) -> Path:
     """The directory OpenCompass's zip unpacks to, under the data dir's cache (done once per zip
     file: its path, size and time name the place)."""
     zip_path = Path(zip_path).resolve()

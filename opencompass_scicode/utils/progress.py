@@ -3,6 +3,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from ..errors import NoSpaceError
 from .workdir import write_json_atomic
@@ -81,7 +82,7 @@ class ProgressFile:
             write_json_atomic(self.path, self.state, indent=None, durable=False)
 
 
-def read_progress(path):
+def read_progress(path) -> dict[str, Any]:
     try:
         return json.loads(Path(path).read_text())
     except (OSError, ValueError):
@@ -91,7 +92,7 @@ def read_progress(path):
 LONG_STEP_S = 60
 
 
-def long_running(info, now=None):
+def long_running(info, now=None) -> str:
     """'step X running N min' for the step of a progress record that has run longest, once that
     is over LONG_STEP_S; else ''."""
     running = (info or {}).get('running') or {}
