@@ -68,7 +68,7 @@ class NoSpaceError(UserFacingError):
 
 
 class ThreadFailed(UserFacingError):
-    """A thread others wait on (a pool's worker, the receiver of a pool's answers) raised: whoever
+    """A thread others wait on (a step pool's slot thread, the receiver of a pool's answers) raised: whoever
     waits on it gets this instead of waiting for what it would have done."""
 
     def __init__(self, thread, exc):

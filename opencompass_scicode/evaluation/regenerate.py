@@ -40,8 +40,9 @@ def regeneration_program(problem, step, prefilled_text, out_path) -> str:
     return with_simps_shim(program)
 
 
-def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, progress=None) -> dict[str, str]:
-    """Add to `out_path` the targets of every gold-code step of `dataset` it lacks.
+def regenerate(dataset, out_path, parallel=None, timeout=STEP_TIMEOUT_S, progress=None) -> dict[str, str]:
+    """Add to `out_path` the targets of every gold-code step of `dataset` it lacks, `parallel`
+    gold-code programs at once (default: one per CPU), each `timeout` seconds at most.
 
     Returns the report {step_id: 'ok' | why it failed} for all steps tried so
     far (kept next to the file). Failed steps are left out of the file, so
@@ -71,7 +72,7 @@ def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, prog
             return 'ok'
 
         # Longest-running problems first would be better; gold steps are few, keep file order.
-        with ThreadPoolExecutor(max_workers=max_workers or os.cpu_count() or 1) as pool:
+        with ThreadPoolExecutor(max_workers=parallel or os.cpu_count() or 1) as pool:
             futures = {pool.submit(run_one, p, s): s.step_id for p, s in steps}
             for future in as_completed(futures):
                 new[futures[future]] = future.result()

@@ -5,7 +5,7 @@ step programs — same program text, tests, targets and limits; for example a
 model whose answers are the same with and without background. The first task
 to claim a program runs it; the others reuse its record.
 
-They are the claims of the step pool (pool/workers.py): it runs a program only
+They are the claims of the step pool (pool/step_pool.py): it runs a program only
 if no verdict is known and no live process here runs it. Step durations are
 remembered in pool/timings.py.
 """

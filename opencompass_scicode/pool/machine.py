@@ -35,7 +35,7 @@ from ..utils.lifeline import PARENT_ENV, RUN_ENV
 from ..utils.pythonpath import with_package
 from . import wire
 from .timings import StepDurations
-from .workers import NoClaims, cost_of, harness_failure, protections_of, take_in
+from .step_pool import NoClaims, cost_of, harness_failure, protections_of, take_in
 
 RETRIES = 3
 START_TIMEOUT_S = 60.0
@@ -210,7 +210,7 @@ class MachinePool:
                     return
                 conn = self._conn
                 continue
-            if message.get('started'):          # a worker of the server took it up
+            if message.get('started'):          # a slot of the server took it up
                 with self._changed:
                     starting = [item.started for item in self._waiting.get(message['key'], ()) if item.started]
                 for started in starting:

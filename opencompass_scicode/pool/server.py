@@ -37,7 +37,7 @@ from ..utils.procs import read_proc
 from ..utils.runlock import hold_for_task
 from . import wire
 from .timings import StepDurations
-from .workers import StepPool, Submission
+from .step_pool import StepPool, Submission
 
 IDLE_S = 5.0
 
@@ -59,7 +59,7 @@ def trusted_peer(conn) -> bool:
 
 
 class _Client:
-    """One connected task: its socket, and a lock so that worker threads send whole messages."""
+    """One connected task: its socket, and a lock so that slot threads send whole messages."""
 
     def __init__(self, conn):
         self.conn = conn

@@ -1,4 +1,4 @@
-"""One pool of workers running step programs as they arrive.
+"""The step pool: a queue of step programs, run by the sandbox's workers as they arrive.
 
 Both evaluation paths use it. The evaluation task submits all of a dataset's
 steps at once. Early evaluation, inside the inference task, submits each
@@ -8,14 +8,14 @@ then run side by side while the model still answers others.
 The pool runs programs; it never judges them. Each submission names its
 program by a key (same key, same program); a program is run once however many
 submissions name it, and every one of them is handed the run (scoring turns it
-into a verdict). Which free worker runs which pending program is planned in
-planner.py. A step that runs while the other workers are idle and nothing
+into a verdict). One slot thread per worker of the executor (the sandbox's processes that
+run programs) takes the next program for its worker, as planned in planner.py. A step that runs while the other workers are idle and nothing
 waits may use their cores for its numerical libraries. A step runs while
 holding one of the machine's CPU slots (cpuslots.py), so that the pools of
 several tasks on one machine never run more steps at once than it has CPUs.
 
-A worker thread that raises (a `done` that cannot keep its verdict on a full
-disk) stops the pool: the other workers stop taking programs, and whoever
+A slot thread that raises (a `done` that cannot keep its verdict on a full
+disk) stops the pool: the other slot threads stop taking programs, and whoever
 waits on the pool (close, the next submit) raises that error.
 """
 import signal
@@ -121,16 +121,16 @@ class StepPool:
         self._threads = []
         self._waiting = {}            # key -> submissions for it not answered yet
         self._jobs = {}               # key -> the job run for it
-        self._running = {}            # key -> (worker, job) running it
+        self._running = {}            # key -> (slot, job) running it
         self._closed = False
-        self._failure = None          # what stopped a worker thread, raised to whoever waits
+        self._failure = None          # what stopped a slot thread, raised to whoever waits
         self._observed, self._imported = [], {}
         self._changed = threading.Condition(threading.RLock())
         self._reporting = threading.Lock()      # one `done` call at a time: callers count in them
 
     # ------------------------------------------------------------ the caller's side
     def submit(self, submissions) -> None:
-        """Queue programs; returns at once. Their `done` is called from a worker thread (or here,
+        """Queue programs; returns at once. Their `done` is called from a slot thread (or here,
         for a program settled elsewhere)."""
         with self._changed:
             self._raise_failure()
@@ -173,7 +173,7 @@ class StepPool:
 
     def close(self) -> None:
         """No more submissions: wait until every program has run, then stop the workers. Raises
-        what stopped a worker, if one stopped on an error."""
+        what stopped a slot thread, if one stopped on an error."""
         with self._changed:
             self._closed = True
             self._changed.notify_all()
@@ -202,7 +202,7 @@ class StepPool:
         with self._changed:
             self._start()
 
-    # ------------------------------------------------------------ the workers' side
+    # ------------------------------------------------------------ the slot threads' side
     def _start(self):
         if self._executor is not None:
             return
@@ -211,8 +211,8 @@ class StepPool:
         executor = self._executor
         self._planner = Planner({}, {}, executor.workers, self.durations.imports, executor.loaded,
                                 copy_s=executor.copy_s)
-        self._threads = [threading.Thread(target=self._worker, args=(slot,), daemon=True,
-                                          name=f'step-worker-{slot}')
+        self._threads = [threading.Thread(target=self._slot_thread, args=(slot,), daemon=True,
+                                          name=f'step-slot-{slot}')
                          for slot in range(executor.workers)]
         for thread in self._threads:
             thread.start()
@@ -231,7 +231,7 @@ class StepPool:
         return measured
 
     def _next(self, slot):
-        """(key, worker to copy first or None), or None once closed and all is done."""
+        """(key, slot whose worker to copy first or None), or None once closed and all is done."""
         planner = self._planner
         with self._changed:
             while True:
@@ -258,12 +258,13 @@ class StepPool:
         return (planner.expected[key] >= LONE_STEP_S and not planner.pending
                 and all(r is None for w, r in enumerate(planner.running) if w != slot))
 
-    def _worker(self, slot):
+    def _slot_thread(self, slot):
+        """The thread of `slot`: runs what the planner gives this slot's worker until the pool closes."""
         try:
             self._work(slot)
         except BaseException as exc:    # noqa: B036 - passed on to whoever waits on the pool
             with self._changed:
-                self._failure = self._failure or ThreadFailed.passing_on(f'step worker {slot}', exc)
+                self._failure = self._failure or ThreadFailed.passing_on(f'step slot {slot}', exc)
                 self._changed.notify_all()
 
     def _work(self, slot):
