@@ -168,6 +168,8 @@ def _interrupt(signum, frame):
 
 
 def main(argv=None, prog=None) -> int:
+    """The command line `argv` (without the program's name) run to its end; the exit code
+    (errors.py's EXIT_*). `prog`: the name this was started by, for messages."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == 'compare':     # two results side by side: no config, nothing runs
         try:

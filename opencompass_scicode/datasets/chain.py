@@ -23,6 +23,8 @@ _IMPORT_LINE = re.compile(r'^\s*(import .*|from .*\s+import\s+.*)', re.MULTILINE
 
 
 def strip_imports(code) -> str:
+    """`code` without its import lines: a step's dependencies are put in front of the program
+    instead."""
     return _IMPORT_LINE.sub('', code)
 
 
@@ -34,6 +36,7 @@ def gold_code(step) -> str | None:
 
 
 def header_name(function_header) -> str:
+    """The name of the function (or class) a step's header defines; ValueError if it defines none."""
     match = re.search(r'\bdef\s+(\w+)\s*\(', function_header)
     if match is None:
         match = re.search(r'\bclass\s+(\w+)\s*\(', function_header)
@@ -55,6 +58,8 @@ def first_definition(source, name) -> str:
 
 
 def prefilled_code(step, file_text, mode) -> str:
+    """The code of prefilled `step` from its file's text: the whole file (`mode` 'full') or only the
+    definition its header names ('official')."""
     if mode == 'full':
         return file_text
     if mode == 'official':

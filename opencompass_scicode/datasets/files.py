@@ -37,6 +37,7 @@ DEFAULT_DATA_DIR = 'data/scicode'
 
 
 def sha256_of(path, chunk=1 << 20) -> str:
+    """The sha256 of the file at `path`, read `chunk` bytes at a time."""
     digest = hashlib.sha256()
     with open(path, 'rb') as fh:
         for block in iter(lambda: fh.read(chunk), b''):
@@ -45,11 +46,13 @@ def sha256_of(path, chunk=1 << 20) -> str:
 
 
 def missing_files(data_dir) -> list[str]:
+    """The official data files `data_dir` lacks."""
     data_dir = Path(data_dir)
     return [name for name in OFFICIAL_FILES if not (data_dir / name).is_file()]
 
 
 def checksum_mismatches(data_dir) -> list[str]:
+    """The official data files in `data_dir` whose sha256 is not the published one."""
     data_dir = Path(data_dir)
     bad = []
     for name, expected in OFFICIAL_FILES.items():
@@ -60,6 +63,7 @@ def checksum_mismatches(data_dir) -> list[str]:
 
 
 def how_to_stage(data_dir) -> str:
+    """How to put the official data files in `data_dir` by hand, for an error message."""
     names = ', '.join(OFFICIAL_FILES)
     return (
         f'Put the official SciCode data files in {data_dir}/ ({names}).\n'
@@ -177,5 +181,6 @@ def staged_copy(data_dir) -> Path:
 
 
 def find_official_h5(data_dir) -> Path | None:
+    """The official test_data.h5 in `data_dir`, or None where it is not there."""
     path = Path(data_dir) / H5_NAME
     return path if path.is_file() else None

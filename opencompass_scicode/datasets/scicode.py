@@ -51,6 +51,8 @@ class Step:
 
     @property
     def prefilled(self) -> bool:
+        """Whether the benchmark gives this step's code (13.6, 62.1, 76.3): never asked, never
+        scored."""
         return self.step_id in PREFILLED_STEPS
 
 
@@ -65,6 +67,7 @@ class Problem:
 
     @property
     def scored_steps(self) -> list[Step]:
+        """The steps of this problem that are asked and judged (the prefilled ones left out)."""
         return [s for s in self.steps if not s.prefilled]
 
 
@@ -95,6 +98,7 @@ def _parse_problem(record, source):
 
 
 def read_jsonl(path) -> list[dict[str, Any]]:
+    """The records of a JSON Lines file, blank lines skipped."""
     with open(path, encoding='utf-8') as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
@@ -170,6 +174,7 @@ class SciCodeDataset:
 
     @property
     def data_dir(self) -> Path:
+        """The dataset's data directory (`path`)."""
         return Path(self.path)
 
     @property
@@ -195,6 +200,7 @@ class SciCodeDataset:
         return self.data_dir / verified.PROBLEMS_NAME
 
     def ensure_files(self, allow_download=True) -> None:
+        """Put the official data files in place (fetched if `allow_download`); DataError otherwise."""
         if self._checked:
             return
         if self.prepare:
@@ -208,6 +214,7 @@ class SciCodeDataset:
 
     @property
     def problems(self) -> list[Problem]:
+        """The chosen problems (split, sample_ids), read on first use."""
         if self._problems is None:
             self._problems = self._load()
         return self._problems
@@ -269,17 +276,20 @@ class SciCodeDataset:
 
     @cached_property
     def template(self) -> str:
+        """The prompt template of this dataset's background setting, as the official files give it."""
         name = TEMPLATE_WITH_BACKGROUND if self.with_bg else TEMPLATE_WITHOUT_BACKGROUND
         self.ensure_files()
         return (self.files_dir / name).read_text(encoding='utf-8')
 
     def prefilled_file(self, step_id) -> str:
+        """The text of prefilled step `step_id`'s file, read once."""
         if step_id not in self._prefilled:
             self.ensure_files()
             self._prefilled[step_id] = (self.files_dir / f'{step_id}.txt').read_text(encoding='utf-8')
         return self._prefilled[step_id]
 
     def problem(self, problem_id) -> Problem:
+        """The problem `problem_id` among the chosen ones; KeyError if it is not chosen."""
         for p in self.problems:
             if p.problem_id == problem_id:
                 return p
@@ -297,6 +307,7 @@ class SciCodeDataset:
 
     @property
     def scored_step_count(self) -> int:
+        """How many steps of the chosen problems are scored."""
         return sum(len(p.scored_steps) for p in self.problems)
 
 
@@ -320,6 +331,8 @@ def _id_key(pid):
 
 
 def default_dataset_abbr(split, with_bg, targets='official') -> str:
+    """The abbr a dataset entry gets unless it names one: `scicode_<split>`, `_verified`,
+    `_with_background` as they apply."""
     # A verified dataset's name says so: its scores are never read as official ones.
     return (f'scicode_{split}' + ('_verified' if targets == 'verified' else '')
             + ('_with_background' if with_bg else ''))

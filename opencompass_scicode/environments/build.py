@@ -41,6 +41,7 @@ class Environment:
 
     @property
     def is_current(self) -> bool:
+        """Whether this is the interpreter running now (nothing to build)."""
         return self.name == CURRENT
 
 
@@ -79,14 +80,18 @@ def location(name, data_dir) -> Path:
 
 
 def prepare_command(name, data_dir) -> str:
+    """The command that builds environment `name` for `data_dir`, for a message that asks the user
+    to run it."""
     return f'python -m opencompass_scicode.environments {name} --data-dir {data_dir}'
 
 
 def interpreter(root) -> Path:
+    """The Python of the environment built at `root`."""
     return root / 'bin' / 'python'
 
 
 def current_versions() -> dict[str, str]:
+    """{python, numpy, ...: version} of the interpreter running now."""
     out = {'python': '.'.join(map(str, sys.version_info[:3]))}
     for lib in LIBRARIES:
         try:

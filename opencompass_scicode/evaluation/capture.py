@@ -81,6 +81,7 @@ class _Rewriter(ast.NodeTransformer):
 
 
 def uses_target(test_source) -> bool:
+    """Whether a test's source names the value it compares against (`target`)."""
     tree = ast.parse(test_source)
     return any(_is_target(n) for n in ast.walk(tree))
 

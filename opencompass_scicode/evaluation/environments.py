@@ -20,6 +20,8 @@ RULES = ('any', 'all')
 
 
 def check_rule(rule, environments) -> str:
+    """`rule`, checked against the scoring `environments` (ConfigError when it cannot apply to
+    them)."""
     if rule in RULES or rule in environments:
         return rule
     # not an "unknown" value: which names are allowed depends on `environments`

@@ -135,6 +135,7 @@ class SciCodeEvaluator:
         self.scored_with = {}       # environment -> versions of python and the libraries, once evaluated
 
     def settings(self) -> dict[str, Any]:
+        """Every setting of this evaluator, as the results file records it."""
         return {'executor': self.executor_name, 'max_workers': self.max_workers,
                 'prefilled_mode': self.prefilled_mode, 'simps_shim': self.simps_shim,
                 **self.verdict_settings(), **self.forensics_settings(), **self.counting_settings(),

@@ -13,6 +13,7 @@ from ..results.stats import intervals
 
 
 def percent(num, den) -> float:
+    """`num` of `den` in percent, rounded to 4 places; 0.0 when `den` is 0."""
     return round(100.0 * num / den, 4) if den else 0.0
 
 

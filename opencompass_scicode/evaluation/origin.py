@@ -70,6 +70,7 @@ class OriginCheck:
 
     @property
     def available(self) -> bool:
+        """Whether there is gold code to check with (validation steps, or a reference file)."""
         return bool(self.gold)
 
     def _earlier(self, step_id):

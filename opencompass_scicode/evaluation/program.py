@@ -50,9 +50,11 @@ def code_prefix(dependencies, prior_codes, code) -> str:
 
 
 def needs_simps_shim(*texts) -> bool:
+    """Whether any of `texts` calls scipy's `simps`, which newer SciPy lacks."""
     # Only where it is used: the shim imports scipy.integrate, which is slow.
     return any('simps' in text for text in texts)
 
 
 def with_simps_shim(program) -> str:
+    """`program`, with the shim that brings `simps` back in front where it calls it."""
     return SIMPS_SHIM + program if needs_simps_shim(program) else program

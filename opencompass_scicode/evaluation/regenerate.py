@@ -26,6 +26,8 @@ from ..pool.timings import StepDurations, durations_path
 
 
 def regeneration_program(problem, step, prefilled_text, out_path) -> str:
+    """The program that runs `step`'s gold code and its tests and records the values they compare
+    against into `out_path`."""
     gold = {s.step_id: gold_code(s) or '' for s in problem.steps}
     prior = code_chain(problem, step.index, gold, prefilled_text, 'official')
     parts = [code_prefix(problem.dependencies, [c or '' for c in prior], gold[step.step_id]),

@@ -26,6 +26,8 @@ def verdicts_dir(run_root) -> Path:
 
 
 def program_key(job, targets_identity, verdict_settings) -> str:
+    """The key of a step program: equal keys, equal programs, targets and verdict settings, so one
+    verdict serves them all."""
     digest = hashlib.sha256()
     for part in (job.step_id, job.program, json.dumps(list(job.tests)), job.dependencies,
                  json.dumps(targets_identity, sort_keys=True), json.dumps(verdict_settings, sort_keys=True)):
@@ -69,6 +71,7 @@ class SharedVerdicts:
         return self.dir / f'{key}.claim'
 
     def get(self, key) -> dict[str, Any] | None:
+        """The verdict record kept for `key`, or None."""
         try:
             return json.loads(self._result(key).read_text())
         except (OSError, ValueError):
@@ -103,16 +106,20 @@ class SharedVerdicts:
         return False
 
     def put(self, key, record) -> None:
+        """Keep `record` as the verdict of `key`, and give up the claim on it."""
         write_json_atomic(self._result(key), record, indent=None)
         self._claim(key).unlink(missing_ok=True)
 
     def release(self, key) -> None:
+        """Give up the claim on `key` without a verdict (someone else may run it)."""
         self._claim(key).unlink(missing_ok=True)
 
     def put_meta(self, name, value) -> None:
+        """Keep `value` under `name` beside the verdicts."""
         write_json_atomic(self.dir / f'_{name}.json', value, indent=None)
 
     def get_meta(self, name) -> Any:
+        """The value kept under `name` (put_meta)."""
         try:
             return json.loads((self.dir / f'_{name}.json').read_text())
         except (OSError, ValueError):
@@ -126,16 +133,21 @@ class LocalVerdicts(SharedVerdicts):
         self._results = {}
 
     def get(self, key) -> dict[str, Any] | None:
+        """The verdict record of `key` from this process, or None."""
         return self._results.get(key)
 
     def settled(self, key) -> bool:
+        """Whether `key` has a verdict here."""
         return key in self._results
 
     def try_claim(self, key) -> bool:
+        """Always True: nobody else runs programs for this process."""
         return True
 
     def put(self, key, record) -> None:
+        """Keep `record` as the verdict of `key`."""
         self._results[key] = record
 
     def release(self, key) -> None:
+        """Nothing to give up: claims are not kept in one process."""
         pass

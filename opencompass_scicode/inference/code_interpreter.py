@@ -54,6 +54,8 @@ class CodeInterpreter:
                 'stdout': run.stdout, 'stderr': run.stderr or (run.error or '')}
 
     async def run_call(self, call, timeout=None) -> dict[str, Any]:
+        """Run the code of a model's tool call (`call['arguments']`, JSON with a string `code`); its
+        outcome as run_code gives it, or an error for malformed arguments."""
         try:
             code = json.loads(call.get('arguments') or '{}')['code']
             if not isinstance(code, str):
@@ -64,6 +66,7 @@ class CodeInterpreter:
         return await asyncio.to_thread(self.run_code, code, timeout)
 
     def close(self) -> None:
+        """Stop the interpreter's workers."""
         if self._executor is not None:
             self._executor.close()
             self._executor = None

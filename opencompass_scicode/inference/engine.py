@@ -115,6 +115,7 @@ class Inferencer:
             part.stats = InferStats(total=part.dataset.scored_step_count * part.infer_cfg.n)
 
     def run(self) -> list[InferStats]:
+        """Answer every step of every dataset part; the statistics of each part."""
         # before any request
         existing = [check_stale(part.store, part.settings, self.discard_stale) for part in self.parts]
         asyncio.run(self._run_all(existing))

@@ -34,6 +34,7 @@ CODE_INTERPRETER_TOOL = {
 
 
 def requires_chat(mode) -> bool:
+    """Whether generation mode `mode` needs a chat model."""
     return mode in ('chat', 'tool_use')
 
 
@@ -50,6 +51,7 @@ def _ask(model, messages, tools, request):
 
 
 async def naive(model, problem, step, prompt, dataset, state, cfg) -> dict[str, Any]:
+    """The official mode: one request per step with its prompt; the answer and what it cost."""
     request = _request(problem, step, prompt, dataset)
     gen = await model.agenerate(request)
     return {'response': gen.text, 'program': gen.program, 'error': gen.error,
@@ -70,6 +72,8 @@ async def chat(model, problem, step, prompt, dataset, state, cfg) -> dict[str, A
 
 
 async def tool_use(model, problem, step, prompt, dataset, state, cfg) -> dict[str, Any]:
+    """The tool-use mode: the model may run code in the sandbox through a tool (up to
+    `tool_use_max_loops` calls), then answers; the final answer and what it cost."""
     runner = state['code_runner']
     max_loops = cfg.tool_use_max_loops
     messages = model.initial_messages(prompt + TOOL_USE_NOTE)

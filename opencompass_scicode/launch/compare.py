@@ -22,6 +22,7 @@ from ..utils.writes import write_whole
 
 
 def add_arguments(p) -> None:
+    """Add the compare command's arguments to parser `p`."""
     p.add_argument('a', metavar='A', help='a run directory, a run\'s timestamp in the work dir, a results '
                                           'folder (<model>/<dataset>.json) or a results file')
     p.add_argument('b', metavar='B', nargs='?', help='the same for the other side (default: A)')

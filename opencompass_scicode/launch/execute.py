@@ -30,10 +30,12 @@ class Outcome:
 
     @property
     def interrupted(self) -> bool:
+        """Whether a task was interrupted (Ctrl-C, SIGTERM)."""
         return any(s.state == 'interrupted' for s in self.statuses)
 
     @property
     def ok(self) -> bool:
+        """Whether every task ended done or skipped."""
         return all(s.ok for s in self.statuses)
 
 
@@ -117,6 +119,7 @@ def _unwritten(status):
 
 
 def print_statuses(statuses) -> None:
+    """Print one line per task: its state, time and log."""
     if not statuses:
         return
     rows = [[s.name, s.state + (f' ({s.note})' if s.note else ''), f'{s.duration_s:.1f}s', s.log_path]

@@ -88,10 +88,14 @@ class MachinePool:
 
     # ------------------------------------------------------------ as StepPool
     def start(self) -> None:
+        """Connect to the machine's pool now (starting it if no task has), so its workers import
+        while the caller goes on."""
         with self._changed:
             self._ensure_connected()
 
     def submit(self, submissions) -> None:
+        """Send `submissions` to the machine's pool; returns at once (each `done` is called when its
+        run comes back)."""
         with self._changed:
             if self._closed:
                 raise RuntimeError('submit after close')

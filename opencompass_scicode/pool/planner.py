@@ -107,4 +107,5 @@ class Planner:
         self.pending.remove(sid)
 
     def finished(self, slot) -> None:
+        """`slot`'s worker has finished its step."""
         self.running[slot] = None

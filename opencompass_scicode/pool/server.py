@@ -66,6 +66,8 @@ class _Client:
         self.lock = threading.Lock()
 
     def deliver(self, key) -> Callable[[StepRun | None, bool], bool]:
+        """The `done` of a submission of this client's program `key`: sends the run back to the
+        task."""
         def done(run, copy):
             try:
                 with self.lock:
@@ -76,6 +78,7 @@ class _Client:
         return done
 
     def started(self, key) -> Callable[[], None]:
+        """The `started` of this client's program `key`: tells the task its worker took it up."""
         def tell():
             try:
                 with self.lock:
@@ -101,6 +104,7 @@ class PoolServer:
         self._inode = None
 
     def listen(self) -> None:
+        """Listen on the socket (only this user may connect), start the workers and accept tasks."""
         if os.path.lexists(self.path):
             os.unlink(self.path)       # a dead server's; the one starting us holds the spawn lock
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -192,6 +196,7 @@ def _watch_fd(pid):
 
 
 def serve(args) -> int:
+    """Run the pool server as `args` say until it is stopped or idle; the exit code."""
     if args.run_root:
         _hold = hold_for_task(args.run_root)       # a new run.py -r waits for this server too
     watched = _watch_fd(args.watch)
@@ -222,6 +227,7 @@ def serve(args) -> int:
 
 
 def main(argv=None) -> int:
+    """`python -m opencompass_scicode.pool.server ...`: the exit code of serve."""
     p = argparse.ArgumentParser(prog='python -m opencompass_scicode.pool.server')
     p.add_argument('--socket', required=True)
     p.add_argument('--watch', type=int, default=0, help='stop when this process (run.py) ends')

@@ -55,9 +55,11 @@ class NoClaims:
     """Programs are claimed by one pool only: nobody else runs or settles them."""
 
     def settled(self, key) -> bool:
+        """Always False: no other task runs programs for this pool."""
         return False
 
     def try_claim(self, key) -> bool:
+        """Always True: this pool runs every program it is given."""
         return True
 
 

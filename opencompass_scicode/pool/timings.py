@@ -20,6 +20,8 @@ CACHE_ENV = 'OPENCOMPASS_SCICODE_TIMINGS_DIR'
 
 
 def durations_path(data_dir) -> Path:
+    """Where the step durations of `data_dir` are remembered (its cache, or the cache folder the
+    environment names)."""
     return Path(os.environ.get(CACHE_ENV) or Path(data_dir) / 'cache') / 'step_durations.json'
 
 
@@ -49,11 +51,14 @@ class ImportCosts:
         return {k: v for k, v in _read_dict(self.path).items() if isinstance(v.get('s'), (int, float))}
 
     def seconds(self, module) -> float:
+        """Seconds importing `module` costs a worker: 0 for the standard library, else as measured,
+        else the default."""
         if module in self.known:
             return self.known[module]['s']
         return 0.0 if module.partition('.')[0] in sys.stdlib_module_names else self.DEFAULT
 
     def cost(self, modules) -> float:
+        """Seconds importing all of `modules` costs a worker."""
         return sum(self.seconds(m) for m in modules)
 
     def closure(self, modules) -> set[str]:
@@ -94,6 +99,8 @@ class StepDurations:
         return _read_dict(self.path)
 
     def expected(self, step_id, key=None) -> float:
+        """Seconds step `step_id` is expected to take (its program `key` if known, else its longest
+        seen, else the default)."""
         seen = self.known.get(step_id)
         if not seen:
             return self.DEFAULT

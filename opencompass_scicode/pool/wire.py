@@ -12,11 +12,13 @@ _LENGTH = struct.Struct('!Q')
 
 
 def send(sock, message) -> None:
+    """Send `message`, pickled, with its length in front."""
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     sock.sendall(_LENGTH.pack(len(data)) + data)
 
 
 def exactly(sock, size) -> bytes:
+    """`size` bytes from `sock`, or None once the other end has gone."""
     chunks, left = [], size
     while left:
         chunk = sock.recv(min(left, 1 << 20))

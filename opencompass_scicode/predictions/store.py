@@ -40,6 +40,7 @@ class PredictionStore:
         self._read = None                 # [file identity, bytes read, latest records] (load)
 
     def exists(self) -> bool:
+        """Whether the file (or the one it goes on from) exists."""
         return self.path.is_file() or bool(self.base and self.base.exists())
 
     def records(self) -> Iterator[Prediction]:
@@ -154,6 +155,7 @@ class PredictionStore:
         return totals
 
     def digest(self) -> str:
+        """16 hex digits of the file's sha256: what the answers were, for a stored verdict."""
         if not self.path.is_file():
             return None
         return hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]

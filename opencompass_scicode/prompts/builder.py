@@ -8,6 +8,7 @@ picks the file; this module only fills it.
 
 
 def step_text(step, with_bg) -> str:
+    """A step's description, with its background when `with_bg`."""
     # The official generator appends the background even when it is empty.
     if with_bg:
         return step.description + '\n' + step.background
@@ -15,6 +16,7 @@ def step_text(step, with_bg) -> str:
 
 
 def previous_steps_text(steps, codes, with_bg) -> str:
+    """The earlier steps' texts, each followed by its code, as the official prompt shows them."""
     parts = []
     for step, code in zip(steps, codes):
         parts.extend([step_text(step, with_bg), code, '------'])
@@ -22,6 +24,7 @@ def previous_steps_text(steps, codes, with_bg) -> str:
 
 
 def next_step_text(step, with_bg) -> str:
+    """The text of the step being asked, then its function header and return line."""
     header = step.function_header + '\n\n' + step.return_line
     return '\n\n'.join([step_text(step, with_bg), header])
 

@@ -33,6 +33,7 @@ def check_name(name, key='protocol') -> str:
 
 
 def values_of(name) -> dict[str, Any]:
+    """The knob values of protocol `name`; ConfigError for an unknown name."""
     return PROTOCOLS[check_name(name)]['values']
 
 
@@ -125,6 +126,7 @@ def _plain(value):
 
 
 def value_text(value) -> str:
+    """A knob's value as it appears in a protocol's name (`timeout=300`, `none`)."""
     if isinstance(value, (list, tuple)):
         return ','.join(map(str, value))
     if value is None:
@@ -157,4 +159,5 @@ def record(entry, answers=None) -> dict[str, Any]:
 
 
 def phase_of(knob) -> str:
+    """The phase knob `knob` acts in: `answers` or `scoring`."""
     return BY_NAME[knob].phase

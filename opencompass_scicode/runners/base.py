@@ -55,6 +55,8 @@ class BaseRunner:
         raise NotImplementedError
 
     def where(self, handle) -> str:
+        """Where the task of `handle` runs, in a few words for the board ('' where there is nothing
+        to add)."""
         return ''
 
     def pause(self) -> None:

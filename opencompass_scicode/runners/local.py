@@ -66,6 +66,8 @@ class LocalRunner(BaseRunner):
                 self._wakeup = None
 
     def pause(self) -> None:
+        """Wait until a task may have ended (a child exits, the launcher says so) or the poll
+        interval passes."""
         watched = [w for w in (self._wakeup, self._launcher) if w is not None]
         if not watched:
             time.sleep(self.poll_interval)

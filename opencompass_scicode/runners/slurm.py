@@ -92,6 +92,8 @@ class SlurmRunner(BaseRunner):
 
     # ------------------------------------------------------------ before anything is submitted
     def check(self) -> None:
+        """Check before any work that Slurm's commands exist and the partition is there; ConfigError
+        otherwise."""
         missing = [c for c in COMMANDS if shutil.which(c) is None]
         if missing:
             raise ConfigError(f'--slurm: {", ".join(missing)} not found on this machine; Slurm\'s '
@@ -108,6 +110,7 @@ class SlurmRunner(BaseRunner):
 
     # ------------------------------------------------------------ submission
     def sbatch_args(self, spec) -> list[str]:
+        """The sbatch command line of `spec`'s job."""
         res = spec.resources or {}
         shares = bool(res.get('shares_cpu'))
         # a job that only waits on an API needs one CPU, whatever the other jobs are given

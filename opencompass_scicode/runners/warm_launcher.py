@@ -77,6 +77,8 @@ def _import(modules):
 
 
 def serve(preload) -> None:
+    """Run the warm launcher: import `preload`, then fork a task per request read on stdin until it
+    closes."""
     try:
         _serve(preload)
     except BrokenPipeError:

@@ -48,6 +48,8 @@ class AssertSite:
     comparisons: list
 
     def names(self) -> list[str]:
+        """The hidden names the assert's comparisons bind (results, sides, options), each once, in
+        order."""
         names = [c.result for c in self.comparisons] + [n for c in self.comparisons for n, _ in c.sides] + \
             [n for c in self.comparisons for n in c.options.values()]
         return list(dict.fromkeys(names))

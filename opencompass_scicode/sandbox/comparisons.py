@@ -77,6 +77,7 @@ class _Look:
         self.complete = True        # every element was looked at and had a ratio (or was equal)
 
     def late(self) -> bool:
+        """Whether the time to look is up (the look is then incomplete)."""
         if time.monotonic() > self.deadline:
             self.complete = False
             return True
@@ -138,6 +139,8 @@ class _Look:
         return same, out
 
     def dicts(self, a, b, tol) -> tuple[bool | None, dict[str, Any]]:
+        """(same?, detail) of two dicts under are_dicts_close's rule: the same keys, each value
+        close."""
         if type(a) is not dict or type(b) is not dict:
             self.complete = False
             return None, {'note': f'{values.type_name(a)} against {values.type_name(b)}: not looked into'}

@@ -55,6 +55,8 @@ class StepRun:
 
 
 def worker_env(threads) -> dict[str, str]:
+    """The environment of a worker process: `threads` threads for the numerical libraries, bytecode
+    caching on."""
     env = dict(os.environ)
     env['PYTHONPATH'] = with_package(env.get('PYTHONPATH'))
     env.pop('PYTHONDONTWRITEBYTECODE', None)   # workers start faster with cached bytecode
@@ -73,6 +75,8 @@ def pickled_targets(job) -> tuple[bytes, str]:
 
 
 def parse_events(text, nonce) -> list[dict[str, Any]]:
+    """The harness's events in a step's report `text`; a line that is no JSON is `garbled`, one
+    without this run's `nonce` `forged`."""
     events = []
     for line in text.splitlines():
         try:
@@ -342,12 +346,14 @@ class _BaseExecutor:
         self.close()
 
     def start(self) -> None:
+        """Start the workers now (else on the first run)."""
         sweep_once()            # what workers killed outright before left behind
 
     def abandon(self, slot, job) -> None:
         """Stop `job` if worker `slot` runs it now, where that can be done (see ForkServerExecutor)."""
 
     def close(self) -> None:
+        """Stop what runs beside the workers (prefetching targets)."""
         self._stop_prefetching()
 
 

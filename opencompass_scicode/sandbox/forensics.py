@@ -40,6 +40,7 @@ class Overrun(BaseException):
 
 @contextmanager
 def time_limit(seconds) -> Iterator[None]:
+    """Raise Overrun in this thread once `seconds` have passed inside the block."""
     def expire(signum, frame):
         raise Overrun()
     previous = signal.signal(signal.SIGALRM, expire)

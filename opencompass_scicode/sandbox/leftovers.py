@@ -32,6 +32,7 @@ def make_workroot() -> str:
 
 
 def cgroup_name() -> str:
+    """The name of this worker's cgroups: its pid, so that a sweep knows whose they are."""
     return f'scicode-worker-{os.getpid()}'
 
 

@@ -44,6 +44,7 @@ UNSANDBOXED_UID_BASE = 200000
 
 
 def landlock_abi() -> int:
+    """The Landlock ABI version the kernel offers; 0 where it offers none."""
     abi = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION)
     return abi if abi > 0 else 0
 
@@ -132,6 +133,8 @@ def readable_roots(extra=()) -> list[str]:
 
 
 def set_limits(memory_bytes=None, max_procs=None, max_file_bytes=None) -> dict[str, int]:
+    """Set the step process's resource limits (None: no limit) and forbid core files; the limits
+    set."""
     applied = {}
     if memory_bytes:
         # Address space counts what is already mapped (the preloaded libraries), so add it.
@@ -163,6 +166,8 @@ def leave_network() -> bool:
 
 
 def isolate_network() -> dict[str, str]:
+    """Take the step process off the network (a network namespace, through a user namespace where
+    not root); what was done."""
     if _libc.unshare(CLONE_NEWNET) == 0:
         return {'network': 'isolated (network namespace)'}
     if ctypes.get_errno() == errno.EPERM and _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0:
@@ -194,6 +199,7 @@ def set_subreaper(on) -> None:
 
 
 def die_with_parent() -> None:
+    """Have the kernel kill this process when its parent dies."""
     import signal
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
@@ -221,6 +227,7 @@ def cgroup_parent(controller) -> str | None:
 
 
 def cgroup_pids(path) -> set[int]:
+    """The pids in the cgroup at `path` (empty when it is gone)."""
     try:
         with open(os.path.join(path, 'cgroup.procs')) as fh:
             return {int(x) for x in fh.read().split()}
@@ -264,6 +271,7 @@ class WorkerCgroups:
             self.active[controller] = value
 
     def pids(self) -> set[int]:
+        """The pids in the worker's cgroups."""
         found = set()
         for _, path in self.dirs.values():
             found |= cgroup_pids(path)
@@ -296,6 +304,7 @@ class WorkerCgroups:
                 pass
 
     def remove(self) -> None:
+        """Kill what is left in the worker's cgroups and remove them."""
         self.kill_all()
         for parent, path in self.dirs.values():
             self._leave(parent, path)

@@ -43,6 +43,8 @@ def read_capped(path, cap) -> str:
 
 
 def test_process_env(extra=None) -> dict[str, str]:
+    """The environment of a test process: this package's runtime `scicode` first on PYTHONPATH, no
+    bytecode files, no display; then `extra`."""
     env = dict(os.environ)
     env['PYTHONPATH'] = with_package(first=[str(RUNTIME_DIR)])
     env['PYTHONDONTWRITEBYTECODE'] = '1'
@@ -65,6 +67,8 @@ class ScriptRunner:
         self.env = env or {}
 
     def run(self, program) -> 'ExecResult':
+        """Run `program` in a fresh Python with the time limit and output caps; its exit code,
+        output and duration."""
         with tempfile.TemporaryDirectory(prefix='scicode-step-') as workdir:
             work = Path(workdir)
             script = work / 'program.py'

@@ -36,9 +36,11 @@ class Sources:
         self.texts = {}
 
     def add(self, filename, text) -> None:
+        """Remember `text` as the source compiled under `filename`."""
         self.texts[filename] = text
 
     def line(self, filename, number) -> str:
+        """Line `number` of `filename`'s source, stripped and cut; '' where it is not known."""
         lines = self.texts.get(filename, '').splitlines()
         return lines[number - 1].strip()[:LINE_CAP] if 0 < number <= len(lines) else ''
 

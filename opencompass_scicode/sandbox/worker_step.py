@@ -34,6 +34,7 @@ class _TargetsUnpickler(pickle.Unpickler):
 
 
 def load_targets(blob) -> Any:
+    """A step's targets from their pickle `blob`."""
     import io
     return _TargetsUnpickler(io.BytesIO(blob)).load()
 

@@ -38,6 +38,7 @@ class CappedBuffer:
         self.dropped = 0
 
     def feed(self, data) -> None:
+        """Keep `data`: the head and the tail within the cap, a count of what is left out between."""
         room = self.half - len(self.head)
         if room > 0:
             self.head += data[:room]
@@ -50,6 +51,7 @@ class CappedBuffer:
                 del self.tail[:cut]
 
     def text(self) -> str:
+        """What was kept, as text: the head, a marker of what was left out, the tail."""
         middle = f'\n...[{self.dropped} bytes cut]...\n'.encode() if self.dropped else b''
         return (bytes(self.head) + middle + bytes(self.tail)).decode('utf-8', errors='replace')
 
@@ -64,6 +66,7 @@ class Decision:
         self.at = None
 
     def feed(self, data) -> bool:
+        """Read more of the step's report; True once the harness says the verdict is decided."""
         lines = (self.partial + data).split(b'\n')
         self.partial = lines.pop()[-4096:]       # an unfinished line; a long one is not ours
         for line in lines:

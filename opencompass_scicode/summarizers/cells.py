@@ -35,6 +35,7 @@ def cost(price, prompt_tokens, completion_tokens) -> str:
 
 
 def count(n, noun) -> str:
+    """`n` and the noun, plural unless `n` is 1: `3 models`."""
     return f'{n} {noun}' + ('' if n == 1 else 's')
 
 
@@ -46,4 +47,5 @@ def near_misses(counts) -> str:
 
 
 def difference(point, interval) -> str:
+    """A difference with its interval: `+2.0 [-1.0, +5.0]`."""
     return f'{point:+.1f} [{interval[0]:+.1f}, {interval[1]:+.1f}]'

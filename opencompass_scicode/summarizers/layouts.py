@@ -92,6 +92,7 @@ def protocol_cell(values) -> str:
 
 
 def title(cfg, groups, layout) -> str:
+    """The title of the main table for `layout`."""
     if layout == 'wide':
         return 'SciCode results: ' + ', '.join(label for label, _ in groups)
     return (f'SciCode results: {count(len(cfg["models"]), "model")} x '

@@ -96,6 +96,8 @@ def shared_prefix(labels) -> tuple[str, list[str]]:
 
 
 def import_pyplot() -> None:
+    """Import pyplot with the Agg backend (no display), ahead of drawing: in a thread of its own it
+    overlaps the tables."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot  # noqa: F401

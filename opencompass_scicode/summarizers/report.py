@@ -84,6 +84,7 @@ class _Chunk:
         return len(self.records) - 1
 
     def packed(self) -> str:
+        """This chunk packed for the page (gzip + base64 of its JSON)."""
         return _packed({'dataset': self.dataset, 'problem_id': self.problem_id, 'steps': self.steps,
                         'paragraphs': list(self.paragraphs), 'records': self.records})
 
@@ -101,6 +102,8 @@ class Records:
         self.rates = {}         # (run, model, dataset) -> its results without step records
 
     def reader(self, run) -> Callable[[str, str, Any], None]:
+        """The `each` callback of collect for run `run`: adds each results file's records to this
+        set."""
         self.runs.append(run)
         return lambda model, dataset, results: self.add(run, model, dataset, results)
 

@@ -74,6 +74,7 @@ class SciCodeSummarizer:
 
     @staticmethod
     def collect(cfg, run_dir) -> dict:
+        """The results of every model x dataset of `cfg` in `run_dir` (or their markers)."""
         return collect(cfg, run_dir)
 
     def rows(self, cfg, run_dir) -> tuple[list[str], list[list[Any]], dict, list]:

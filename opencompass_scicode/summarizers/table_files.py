@@ -31,6 +31,7 @@ def as_markdown(sections, notes) -> str:
 
 
 def as_csv(header, rows) -> str:
+    """The table as CSV text."""
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(header)

@@ -50,6 +50,8 @@ class Mismatch(FetchFailed):
 
 
 def offline() -> bool:
+    """Whether fetching is off (the environment says so): missing files are then an error with how
+    to put them in place."""
     return os.environ.get(OFFLINE_ENV) == '1'
 
 
@@ -170,6 +172,8 @@ def install(partial, data_dir, source) -> Path:
 
 
 def fetch_one(data_dir, source, timeout=None, stream=None) -> Path:
+    """Fetch `source` into `data_dir` (resuming a partial download), check it and move it into
+    place; its path."""
     partial = partial_path(data_dir, source)
     meter = Meter(f'{source.file_name} ({source.label})', stream=stream)
     try:
@@ -290,11 +294,13 @@ def needed_problem_sources(dataset) -> list[Source] | None:
 
 
 def missing_text(dataset) -> str:
+    """Why `dataset`'s targets are missing, for an error message."""
     return (f'dataset {dataset.abbr!r} (split {dataset.split!r}) needs {wanted_file(dataset)}, '
             f'which is not in {dataset.data_dir}/')
 
 
 def problems_missing_text(dataset) -> str:
+    """Why `dataset`'s corrected problems are missing, for an error message."""
     return (f'dataset {dataset.abbr!r} (split {dataset.split!r}, targets=\'verified\') reads '
             f'SciCode-Verified\'s corrected problems, {verified.PROBLEMS_NAME} (sha256 '
             f'{(dataset.problems_sha256 or verified.PROBLEMS_SHA256)[:12]}...), which is not in {dataset.data_dir}/')
@@ -357,6 +363,8 @@ def _is_file(path):
 
 
 def main(argv=None) -> int:
+    """`python -m opencompass_scicode.targets.fetch ...`: fetch or check targets files; the exit
+    code."""
     parser = argparse.ArgumentParser(
         prog='python -m opencompass_scicode.targets.fetch',
         description='Fetch the SciCode test targets into the data directory (resumed, verified), '

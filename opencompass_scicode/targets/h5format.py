@@ -70,6 +70,8 @@ def _read_node(node):
 
 
 def read_test_target(test_group) -> Any:
+    """The value one test of a step compares against, from its group (a tuple where it holds
+    several)."""
     names = list(test_group.keys())
     if len(names) == 1:
         return _read_node(test_group[names[0]])
@@ -94,6 +96,7 @@ def read_step_targets(h5_path, step_id, n_tests) -> list[Any]:
 
 
 def step_ids_in(h5_path) -> list[str]:
+    """The step ids an HDF5 targets file holds."""
     with h5py.File(h5_path, 'r') as fh:
         return sorted(fh.keys())
 

@@ -124,6 +124,7 @@ def report_path(h5_path) -> Path:
 
 
 def read_report(h5_path) -> dict[str, str]:
+    """The regeneration report beside `h5_path` ({step_id: 'ok' | why not}); {} where there is none."""
     path = report_path(h5_path)
     if not (path.is_file() and Path(h5_path).is_file()):
         return {}

@@ -39,6 +39,7 @@ class Meter:
         self.total = None
 
     def begin(self, total, start) -> None:
+        """A download begins: `total` bytes (None: unknown), `start` of them already here."""
         self.total, self._t0, self._b0 = total, time.monotonic(), start
         self._last_t, self._last_fraction = self._t0, (start / total if total else 0.0)
         if self.tty:
@@ -55,6 +56,7 @@ class Meter:
             self._line(f'{self.label}: downloading{where}, {size_text(total)} in all')
 
     def advance(self, got) -> None:
+        """`got` bytes more arrived."""
         if self._bar is not None:
             self._bar.update(self._task, completed=got)
             return
@@ -69,12 +71,14 @@ class Meter:
         self._line(f'{self.label}: {size_text(got)}{share}, {size_text(int(rate))}/s{left}')
 
     def note(self, text) -> None:
+        """Say `text` on its own line, under the progress."""
         if self._bar is not None:
             self._bar.console.print(f'{self.label}: {text}', markup=False, highlight=False)
         else:
             self._line(f'{self.label}: {text}')
 
     def close(self) -> None:
+        """The download has ended: finish the progress line."""
         if self._bar is not None:
             self._bar.stop()
             self._bar = None

@@ -19,6 +19,7 @@ ZIP_NAME = 'scicode_test_data.zip'
 
 
 def is_per_step_dir(path) -> bool:
+    """Whether `path` is a folder of OpenCompass's per-step targets files."""
     path = Path(path)
     return path.is_dir() and any(path.glob('*.h5'))
 
@@ -30,10 +31,12 @@ def found_in(data_dir) -> Path | None:
 
 
 def step_file(folder, step_id) -> Path:
+    """The targets file of `step_id` in a per-step folder."""
     return Path(folder) / f'{step_id}.h5'
 
 
 def step_ids_in(folder) -> frozenset[str]:
+    """The step ids a per-step folder holds a file for."""
     return frozenset(p.stem for p in Path(folder).glob('*.h5'))
 
 

@@ -44,6 +44,8 @@ class Source:
 
     @property
     def is_archive(self) -> bool:
+        """Whether the source is a zip archive (OpenCompass's per-step files), unpacked after
+        download."""
         return self.file_name.endswith('.zip')
 
 

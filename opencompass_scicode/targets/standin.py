@@ -55,6 +55,8 @@ def write_standin(out_path, data_dir=DEFAULT_DATA_DIR) -> dict[str, int]:
 
 
 def main(argv=None) -> int:
+    """`python -m opencompass_scicode.targets.standin FILE`: write a stand-in targets file; the exit
+    code."""
     parser = argparse.ArgumentParser(
         prog='python -m opencompass_scicode.targets.standin',
         description='Write a stand-in targets file (regenerated validation targets + NaN placeholders '

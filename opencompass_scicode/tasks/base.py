@@ -36,10 +36,12 @@ class BaseTask:
 
     @property
     def name(self) -> str:
+        """The task's name (`infer/<model>`, ...)."""
         return self.spec.name
 
     @property
     def progress_path(self) -> Path:
+        """Where the task writes its progress for the runner's board."""
         return Path(self.spec.progress_path)
 
     def is_complete(self) -> bool:
@@ -51,6 +53,7 @@ class BaseTask:
         raise NotImplementedError
 
     def main(self) -> int:
+        """Run the task unless its outputs are complete already; the exit code (EXIT_SKIPPED then)."""
         self._hold = hold_for_task(self.run_dir.root)
         if self.is_complete():
             self.log('outputs complete; nothing to do')
@@ -58,6 +61,8 @@ class BaseTask:
         return self.run()
 
     def log(self, msg) -> None:
+        """Write `msg` to the task's log (its stderr), named by the task; lost when the disk is
+        full."""
         try:
             print(f'[{self.name}] {msg}', file=sys.stderr, flush=True)
         except OSError:     # the log's disk is full: the line is lost, the task's next write stops it

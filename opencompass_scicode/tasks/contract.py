@@ -185,6 +185,7 @@ class TaskStatus:
 
     @property
     def ok(self) -> bool:
+        """Whether the task ended done or skipped."""
         return self.state in ('done', 'skipped')
 
     @property
@@ -199,6 +200,7 @@ class TaskStatus:
 
 
 def state_of(returncode) -> str:
+    """A task's state from its exit code: done, errors, skipped, interrupted or failed."""
     if returncode == EXIT_OK:
         return 'done'
     if returncode == EXIT_STEP_ERRORS:
@@ -221,6 +223,7 @@ def _signal_name(number):
 
 
 def status_of(spec, returncode, duration_s, log_path=None) -> TaskStatus:
+    """The TaskStatus of `spec`'s task from how its process ended."""
     state = state_of(returncode)
     note = 'no space left on device' if returncode == EXIT_NO_SPACE else NOTES.get(state, '')
     if returncode is not None and returncode < 0 and state == 'failed':

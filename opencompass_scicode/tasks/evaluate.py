@@ -95,18 +95,22 @@ class EvalTask(BaseTask):
 
     @property
     def store(self) -> PredictionStore:
+        """The predictions of this evaluation's model and dataset."""
         return PredictionStore(self.run_dir.predictions_path(self.model_abbr, self.dataset_abbr))
 
     @property
     def final_path(self) -> Path:
+        """The results file of this model and dataset."""
         return self.run_dir.results_path(self.model_abbr, self.dataset_abbr)
 
     @property
     def results_path(self) -> Path:
+        """Where this task writes: its shard's part file, or the results file."""
         return self.run_dir.part_path(self.final_path, self.shard) if self.shard else self.final_path
 
     @property
     def part_paths(self) -> list[Path]:
+        """The part files of the shards this task merges."""
         return [self.run_dir.part_path(self.final_path, shard) for shard in self.merge_shards]
 
     def _current(self, paths):

@@ -33,6 +33,7 @@ class InferTask(BaseTask):
         self.shard = cfg.shard
 
     def store(self, dataset_abbr) -> PredictionStore:
+        """The predictions store of `dataset_abbr`: this shard's part file, or the final file."""
         final = self.run_dir.predictions_path(self.model_abbr, dataset_abbr)
         if self.shard:
             return PredictionStore(self.run_dir.part_path(final, self.shard), base=final)

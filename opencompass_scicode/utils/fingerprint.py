@@ -6,6 +6,7 @@ import sys
 
 
 def fingerprint(obj) -> str:
+    """16 hex digits of the sha256 of `obj` as sorted JSON: equal settings, equal fingerprints."""
     blob = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode('utf-8')).hexdigest()[:16]
 

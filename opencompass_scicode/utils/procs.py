@@ -16,6 +16,7 @@ class Proc(NamedTuple):
 
     @property
     def live(self) -> bool:
+        """Whether the process is not a zombie."""
         return self.state != 'Z'
 
 

@@ -23,6 +23,8 @@ class ProgressFile:
         self.write(force=True)
 
     def update(self, done=None, errors=None, total=None, force=False) -> None:
+        """Count `done` and `errors` of `total` steps (None: unchanged); written when due, at the
+        end or with `force`."""
         with self._lock:
             if done is not None:
                 self.state['done'] = done
@@ -69,6 +71,7 @@ class ProgressFile:
             self._write(self.state['done'] >= self.state['total'])
 
     def write(self, force=False) -> None:
+        """Write the progress file (if the last write is old enough, or with `force`)."""
         with self._lock:
             self._write(force)
 
@@ -83,6 +86,7 @@ class ProgressFile:
 
 
 def read_progress(path) -> dict[str, Any]:
+    """A task's progress record from its file."""
     try:
         return json.loads(Path(path).read_text())
     except (OSError, ValueError):

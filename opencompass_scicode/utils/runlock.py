@@ -70,6 +70,7 @@ class RunLock:
         return self
 
     def release(self) -> None:
+        """Let go of the run."""
         for fh in self._held:
             fh.close()
         self._held = []

@@ -82,6 +82,8 @@ def _with_server_secrets(server, known, replace_arg, replace_env):
 
 
 def move_secrets_to_env(model_cfg, abbr) -> dict[str, Any]:
+    """`model_cfg` with its literal secrets moved into environment variables of this process
+    (`ENV:NAME` in their place), so task files never hold them."""
     out = dict(model_cfg)
     known = set()
     for name in _literal_secrets(model_cfg):

@@ -31,6 +31,8 @@ def process_symbol_in_dict(mapping) -> dict:
 
 
 def are_dicts_close(dict1, dict2, atol=1e-8, rtol=1e-5) -> bool:
+    """Whether two dicts have the same keys and close values (official semantics: numbers by
+    np.allclose, the rest by ==)."""
     dict1 = process_symbol_in_dict(dict1)
     dict2 = process_symbol_in_dict(dict2)
     if dict1.keys() != dict2.keys():
@@ -52,10 +54,13 @@ def are_dicts_close(dict1, dict2, atol=1e-8, rtol=1e-5) -> bool:
 
 
 def are_csc_matrix_close(matrix1, matrix2) -> bool:
+    """Whether two sparse matrices are close, compared dense."""
     return np.allclose(matrix1.toarray(), matrix2.toarray())
 
 
 def cmp_tuple_or_list(var1, var2) -> bool:
+    """Whether two lists or tuples have the same length and close items, item by item (official
+    semantics)."""
     if len(var1) != len(var2):
         return False
     for left, right in zip(var1, var2):
