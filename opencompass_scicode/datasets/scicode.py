@@ -191,7 +191,7 @@ class SciCodeDataset:
         self._checked = True
 
     @property
-    def verified_problems_path(self) -> Path:
+    def verified_problems_path(self) -> Path | None:
         """Where SciCode-Verified's corrected test problems are read from in place of the official
         ones; None when this dataset reads official problems only (official targets, or a
         validation split, which SciCode-Verified did not republish)."""

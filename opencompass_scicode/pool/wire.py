@@ -17,7 +17,7 @@ def send(sock, message) -> None:
     sock.sendall(_LENGTH.pack(len(data)) + data)
 
 
-def exactly(sock, size) -> bytes:
+def exactly(sock, size) -> bytes | None:
     """`size` bytes from `sock`, or None once the other end has gone."""
     chunks, left = [], size
     while left:

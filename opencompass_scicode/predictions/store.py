@@ -154,8 +154,9 @@ class PredictionStore:
         totals['model time (s)'] = round(totals['model time (s)'], 3)
         return totals
 
-    def digest(self) -> str:
-        """16 hex digits of the file's sha256: what the answers were, for a stored verdict."""
+    def digest(self) -> str | None:
+        """16 hex digits of the file's sha256: what the answers were, for a stored verdict; None
+        where there is no file."""
         if not self.path.is_file():
             return None
         return hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]

@@ -53,7 +53,7 @@ def environment_differences(cfg, collected) -> tuple[list[str], list[list[Any]]]
     return ['model', 'dataset', 'step', 'verdict per environment', 'counted as'], rows
 
 
-def protocol_note(cfg, collected) -> str:
+def protocol_note(cfg, collected) -> str | None:
     """`protocol: official (fingerprints ...; scored with ...)` when every result shares one protocol
     name; else a note that the protocol column tells them apart. None without results."""
     found = list(_results(cfg, collected))
