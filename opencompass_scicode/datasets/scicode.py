@@ -3,7 +3,7 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from ..errors import ConfigError, DataError
 from ..protocols import DEFAULT as DEFAULT_PROTOCOL
@@ -51,7 +51,9 @@ class Step:
     ground_truth_code: Optional[str] = None
 
     @property
-    def prefilled(self):
+    def prefilled(self) -> bool:
+        """Whether the benchmark gives this step's code (13.6, 62.1, 76.3): never asked, never
+        scored."""
         return self.step_id in PREFILLED_STEPS
 
 
@@ -65,7 +67,8 @@ class Problem:
     category: str = UNCLASSIFIED    # the record's `category`; the official records carry none
 
     @property
-    def scored_steps(self):
+    def scored_steps(self) -> list[Step]:
+        """The steps of this problem that are asked and judged (the prefilled ones left out)."""
         return [s for s in self.steps if not s.prefilled]
 
 
@@ -95,7 +98,8 @@ def _parse_problem(record, source):
     )
 
 
-def read_jsonl(path):
+def read_jsonl(path) -> list[dict[str, Any]]:
+    """The records of a JSON Lines file, blank lines skipped."""
     with open(path, encoding='utf-8') as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
@@ -191,26 +195,27 @@ class SciCodeDataset:
             self.abbr = default_dataset_abbr(self.split, self.with_bg, self.targets)
 
     @property
-    def targets_urls(self):
+    def targets_urls(self) -> list[str]:
         """targets_url as a list (empty: the mode's default sources)."""
         return [self.targets_url] if isinstance(self.targets_url, str) else list(self.targets_url or ())
 
     @property
-    def problems_urls(self):
+    def problems_urls(self) -> list[str]:
         """problems_url as a list (empty: the published file)."""
         return [self.problems_url] if isinstance(self.problems_url, str) else list(self.problems_url or ())
 
     @property
-    def data_dir(self):
+    def data_dir(self) -> Path:
+        """The dataset's data directory (`path`)."""
         return Path(self.path)
 
     @property
-    def files_dir(self):
+    def files_dir(self) -> Path:
         """Where the official data files (problems, templates, prefilled steps) are read from:
         the data directory, unless read_files_from() named a copy."""
         return self._files_dir or self.data_dir
 
-    def read_files_from(self, folder):
+    def read_files_from(self, folder) -> None:
         """Read the official data files from `folder`, a checked copy made elsewhere (a dry run
         reads the problems without writing the files into the data directory); targets and
         SciCode-Verified's problems are still looked for in the data directory."""
@@ -218,7 +223,7 @@ class SciCodeDataset:
         self._checked = True
 
     @property
-    def verified_problems_path(self):
+    def verified_problems_path(self) -> Path | None:
         """Where SciCode-Verified's corrected test problems are read from in place of the official
         ones; None when this dataset reads official problems only (official targets, or a
         validation split, which SciCode-Verified did not republish)."""
@@ -226,7 +231,8 @@ class SciCodeDataset:
             return None
         return self.data_dir / verified.PROBLEMS_NAME
 
-    def ensure_files(self, allow_download=True):
+    def ensure_files(self, allow_download=True) -> None:
+        """Put the official data files in place (fetched if `allow_download`); DataError otherwise."""
         if self._checked:
             return
         if self.prepare:
@@ -239,7 +245,8 @@ class SciCodeDataset:
         self._checked = True     # once per object: checksums of every file are not free
 
     @property
-    def problems(self):
+    def problems(self) -> list[Problem]:
+        """The chosen problems (split, sample_ids), read on first use."""
         if self._problems is None:
             self._problems = self._load()
         return self._problems
@@ -300,25 +307,28 @@ class SciCodeDataset:
         return kept
 
     @cached_property
-    def template(self):
+    def template(self) -> str:
+        """The prompt template of this dataset's background setting, as the official files give it."""
         name = TEMPLATE_WITH_BACKGROUND if self.with_bg else TEMPLATE_WITHOUT_BACKGROUND
         self.ensure_files()
         return (self.files_dir / name).read_text(encoding='utf-8')
 
-    def prefilled_file(self, step_id):
+    def prefilled_file(self, step_id) -> str:
+        """The text of prefilled step `step_id`'s file, read once."""
         if step_id not in self._prefilled:
             self.ensure_files()
             self._prefilled[step_id] = (self.files_dir / f'{step_id}.txt').read_text(encoding='utf-8')
         return self._prefilled[step_id]
 
-    def problem(self, problem_id):
+    def problem(self, problem_id) -> Problem:
+        """The problem `problem_id` among the chosen ones; KeyError if it is not chosen."""
         for p in self.problems:
             if p.problem_id == problem_id:
                 return p
         raise KeyError(problem_id)
 
     @property
-    def validation_only(self):
+    def validation_only(self) -> bool:
         """Every chosen problem is a validation problem (split 'validation', or 'all' with
         sample_ids of validation problems alone): all have gold code, so their targets can be
         regenerated and the test targets are not needed."""
@@ -328,7 +338,8 @@ class SciCodeDataset:
         return bool(self.problems) and all(p.source == validation for p in self.problems)
 
     @property
-    def scored_step_count(self):
+    def scored_step_count(self) -> int:
+        """How many steps of the chosen problems are scored."""
         return sum(len(p.scored_steps) for p in self.problems)
 
 
@@ -351,7 +362,9 @@ def _id_key(pid):
     return (0, int(pid)) if pid.isdigit() else (1, pid)
 
 
-def default_dataset_abbr(split, with_bg, targets='official'):
+def default_dataset_abbr(split, with_bg, targets='official') -> str:
+    """The abbr a dataset entry gets unless it names one: `scicode_<split>`, `_verified`,
+    `_with_background` as they apply."""
     # A verified dataset's name says so: its scores are never read as official ones.
     return (f'scicode_{split}' + ('_verified' if targets == 'verified' else '')
             + ('_with_background' if with_bg else ''))

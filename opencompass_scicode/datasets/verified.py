@@ -32,7 +32,7 @@ PROBLEMS_NAME = 'problems_test_verified.jsonl'
 REPLACES = 'problems_all.jsonl'
 
 
-def manual_steps(data_dir):
+def manual_steps(data_dir) -> str:
     """How to put the corrected problems in place by hand."""
     return (f'download data/problems_test.jsonl of the Hugging Face dataset shhu2001/SciCode-Verified at '
             f'revision {HUB_REVISION[:8]} ({PROBLEMS_URLS[0]}) and save it as {data_dir}/{PROBLEMS_NAME}; on '

@@ -9,6 +9,8 @@ from .build import NAMES, ensure
 
 
 def main(argv=None) -> int:
+    """`python -m opencompass_scicode.environments NAME ...`: build scoring environments; the exit
+    code."""
     p = argparse.ArgumentParser(prog='python -m opencompass_scicode.environments',
                                 description='Build and check a scoring environment.')
     p.add_argument('names', nargs='+', choices=NAMES, metavar='NAME', help=f'one of {", ".join(NAMES)}')

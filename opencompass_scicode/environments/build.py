@@ -40,11 +40,12 @@ class Environment:
     versions: dict = field(default_factory=dict)    # python and LIBRARIES -> version
 
     @property
-    def is_current(self):
+    def is_current(self) -> bool:
+        """Whether this is the interpreter running now (nothing to build)."""
         return self.name == CURRENT
 
 
-def check_names(names, key='environments'):
+def check_names(names, key='environments') -> list[str]:
     """`names` as a list of known environment names; ConfigError otherwise."""
     if isinstance(names, str):
         names = [names]
@@ -59,18 +60,18 @@ def check_names(names, key='environments'):
     return list(names)
 
 
-def requirements(name):
+def requirements(name) -> list[str]:
     """The requirement lines of environment `name` (comments left out)."""
     text = (REQUIREMENTS_DIR / f'{name}.txt').read_text(encoding='utf-8')
     return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith('#')]
 
 
-def pins(name):
+def pins(name) -> dict[str, str]:
     """{package: version} of the `==` pins of environment `name`."""
     return dict(line.split('==', 1) for line in requirements(name) if '==' in line)
 
 
-def location(name, data_dir):
+def location(name, data_dir) -> Path:
     """Where environment `name` is built for this interpreter: the key covers its requirement
     list and this Python's version, so a changed list or another Python builds anew."""
     key = fingerprint({'requirements': requirements(name), 'python': list(sys.version_info[:2]),
@@ -78,15 +79,19 @@ def location(name, data_dir):
     return Path(data_dir).resolve() / 'cache' / 'environments' / f'{name}-{key}'
 
 
-def prepare_command(name, data_dir):
+def prepare_command(name, data_dir) -> str:
+    """The command that builds environment `name` for `data_dir`, for a message that asks the user
+    to run it."""
     return f'python -m opencompass_scicode.environments {name} --data-dir {data_dir}'
 
 
-def interpreter(root):
+def interpreter(root) -> Path:
+    """The Python of the environment built at `root`."""
     return root / 'bin' / 'python'
 
 
-def current_versions():
+def current_versions() -> dict[str, str]:
+    """{python, numpy, ...: version} of the interpreter running now."""
     out = {'python': '.'.join(map(str, sys.version_info[:3]))}
     for lib in LIBRARIES:
         try:
@@ -96,7 +101,7 @@ def current_versions():
     return out
 
 
-def probe(python):
+def probe(python) -> dict[str, str]:
     """{python, numpy, ...: version} as `python` sees them."""
     done = subprocess.run([str(python), '-c', f'LIBRARIES = {LIBRARIES!r}\n' + _PROBE], capture_output=True, text=True,
                           timeout=120, env=_clean_env())
@@ -124,18 +129,18 @@ def _ready(root, name):
     return saved.get('versions')
 
 
-def is_built(name, data_dir):
+def is_built(name, data_dir) -> bool:
     """Whether environment `name` is ready in `data_dir`'s cache (`current` always is)."""
     return name == CURRENT or _ready(location(name, data_dir), name) is not None
 
 
-def mismatches(name, versions):
+def mismatches(name, versions) -> list[str]:
     """['numpy 2.0.0 (wanted 1.26.4)', ...] where `versions` differ from the pins."""
     return [f'{pkg} {versions.get(pkg)} (wanted {want})' for pkg, want in pins(name).items()
             if pkg in versions and versions.get(pkg) != want]
 
 
-def ensure(name, data_dir, allow_build=True, say=print):
+def ensure(name, data_dir, allow_build=True, say=print) -> Environment:
     """Environment `name` for datasets in `data_dir`: built and checked first where it is not
     yet. `allow_build` False (offline, or a task that must not build): EnvironmentMissing."""
     if name == CURRENT:

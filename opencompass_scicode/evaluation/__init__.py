@@ -1,7 +1,7 @@
 """Scoring: sandboxed execution of the official tests.
 
-`SciCodeEvaluator` is loaded on first use, so that worker processes, which
-import modules of this package, do not pay for the evaluator's imports.
+`SciCodeEvaluator` is loaded on first use, so that a task that needs one of this package's
+small modules (regeneration, early evaluation) does not pay for the evaluator's imports first.
 """
 
 

@@ -71,7 +71,7 @@ class _Rewriter(ast.NodeTransformer):
     def __init__(self):
         self.count = 0
 
-    def visit_Assert(self, node):
+    def visit_Assert(self, node) -> ast.AST:
         if not any(_is_target(n) for n in ast.walk(node.test)):
             return node
         value = _captured_value(node.test)
@@ -80,12 +80,13 @@ class _Rewriter(ast.NodeTransformer):
         return ast.copy_location(ast.Expr(value=call), node)
 
 
-def uses_target(test_source):
+def uses_target(test_source) -> bool:
+    """Whether a test's source names the value it compares against (`target`)."""
     tree = ast.parse(test_source)
     return any(_is_target(n) for n in ast.walk(tree))
 
 
-def capture_test(test_source):
+def capture_test(test_source) -> tuple[str, int]:
     """Source of the rewritten test, and how many values it records (0 or 1)."""
     tree = ast.parse(test_source)
     rewriter = _Rewriter()

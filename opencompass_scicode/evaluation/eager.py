@@ -57,7 +57,7 @@ class EagerEvaluator:
         self.thread = threading.Thread(target=self._loop, name='early-evaluation', daemon=True)
         self.thread.start()
 
-    def submit(self, part, problem, sample=0):
+    def submit(self, part, problem, sample=0) -> None:
         """Called by the inference loop: cheap, the work happens on the background thread."""
         if self.failure is not None:
             raise self.failure
@@ -97,7 +97,7 @@ class EagerEvaluator:
             return None
         return lambda step_id, sample: self.progress.started(running_name(abbr, step_id, sample))
 
-    def finish(self):
+    def finish(self) -> None:
         """Wait until every submitted step has its verdict (each pool is closed, whatever the
         others raise); raises the first error met (a full disk)."""
         self.items.put(None)
@@ -114,7 +114,7 @@ class EagerEvaluator:
             raise failures[0]
 
 
-def running_name(abbr, step_id, sample=0):
+def running_name(abbr, step_id, sample=0) -> str:
     """A step running in an inference task, which answers several datasets (and samples)."""
     return f'{step_id} ({abbr}' + (f', sample {sample})' if sample else ')')
 

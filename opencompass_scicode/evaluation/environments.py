@@ -11,12 +11,17 @@ Whatever the rule, the record keeps each environment's verdict (`environment_ver
 report can show the steps whose verdicts differ between environments.
 """
 
+from typing import Any
+
 from ..errors import ConfigError
+from ..results import StepRecord
 
 RULES = ('any', 'all')
 
 
-def check_rule(rule, environments):
+def check_rule(rule, environments) -> str:
+    """`rule`, checked against the scoring `environments` (ConfigError when it cannot apply to
+    them)."""
     if rule in RULES or rule in environments:
         return rule
     # not an "unknown" value: which names are allowed depends on `environments`
@@ -26,7 +31,7 @@ def check_rule(rule, environments):
                           f"scored in: {', '.join(environments)}")
 
 
-def verdict_of(record):
+def verdict_of(record) -> dict[str, Any]:
     """What a record of one environment keeps of it beside the deciding one."""
     out = {'status': record.status, 'category': record.category}
     if not record.passed and record.message:
@@ -34,7 +39,7 @@ def verdict_of(record):
     return out
 
 
-def combine(by_environment, rule):
+def combine(by_environment, rule) -> StepRecord:
     """The step's record from {environment: StepRecord} (in the order scored) under `rule`."""
     names = list(by_environment)
     if rule == 'any':

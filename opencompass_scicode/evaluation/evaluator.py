@@ -7,17 +7,17 @@ records into metrics (metrics.py).
 import os
 import queue
 import threading
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from ..datasets.chain import PREFILLED_MODES, PrefilledMode, code_chain, prefilled_code
-from ..environments import CURRENT, check_names, ensure
+from ..environments import CURRENT, Environment, check_names, ensure
 from ..errors import ConfigError
 from ..pool import StepPool, Submission
 from ..pool.machine import MachinePool
 from ..pool.timings import StepDurations, durations_path
 from ..predictions import as_prediction, record_key
 from ..results import StepRecord
-from ..sandbox.executor import EXECUTORS
+from ..sandbox.executor import EXECUTORS, ForkServerExecutor, SubprocessExecutor
 from ..sandbox.job import Limits, StepJob, default_limit
 from ..targets.reader import StepTargets
 from ..utils.checks import check_number
@@ -37,12 +37,12 @@ STEP_TIMEOUT_S = 1800
 PREFILLED_STEPS = ('skipped', 'failed', 'scored')
 
 
-def dependency_modules(dependencies):
+def dependency_modules(dependencies) -> tuple[str, ...]:
     """Modules named by a problem's import lines (fast workers import them once)."""
     return tuple(sorted({module for module, _ in dependency_imports(dependencies) if module}))
 
 
-def dependency_names(dependencies):
+def dependency_names(dependencies) -> tuple[str, ...]:
     """Names a problem's import lines bind: the tests use them, so the model's code must not rebind them."""
     return tuple(name for _, name in dependency_imports(dependencies) if name)
 
@@ -136,13 +136,14 @@ class SciCodeEvaluator:
         self.protections = {}
         self.scored_with = {}       # environment -> versions of python and the libraries, once evaluated
 
-    def settings(self):
+    def settings(self) -> dict[str, Any]:
+        """Every setting of this evaluator, as the results file records it."""
         return {'executor': self.executor_name, 'max_workers': self.max_workers,
                 'prefilled_mode': self.prefilled_mode, 'simps_shim': self.simps_shim,
                 **self.verdict_settings(), **self.forensics_settings(), **self.counting_settings(),
                 'inherited_check': self.inherited_check, 'reference_code': self.reference_code}
 
-    def counting_settings(self):
+    def counting_settings(self) -> dict[str, Any]:
         """Settings that change which verdicts count and how, beside the official ones (left out
         where official, so that results of earlier runs stay current)."""
         out = {}
@@ -152,17 +153,17 @@ class SciCodeEvaluator:
             out.update(environments=self.environments, environment_rule=self.environment_rule)
         return out
 
-    def forensics_settings(self):
+    def forensics_settings(self) -> dict[str, Any]:
         """Settings that change what a failed step's record tells, never its verdict."""
         return {'forensics': self.forensics, 'later_tests_s': self.later_tests_s}
 
-    def identity(self):
+    def identity(self) -> dict[str, Any]:
         """The settings a stored result must match to be reused."""
         official = {'prefilled_steps': None, 'environments': None, 'environment_rule': None}
         return {'prefilled_mode': self.prefilled_mode, **self.verdict_settings(), **official,
                 **self.counting_settings()}
 
-    def verdict_settings(self):
+    def verdict_settings(self) -> dict[str, Any]:
         """Settings that can change a verdict (part of the key for sharing verdicts)."""
         limits = self.limits
         return {'timeout': limits.timeout, 'memory_limit_mb': limits.memory_mb,
@@ -171,7 +172,7 @@ class SciCodeEvaluator:
                 'restrict_files': limits.landlock, 'drop_privileges': limits.drop_privileges,
                 'simps_shim': self.simps_shim}
 
-    def inactive_protections(self):
+    def inactive_protections(self) -> list[str]:
         """Requested sandbox layers the OS did not provide in the last evaluation."""
         p, missing = self.protections, []
         if not p:
@@ -185,7 +186,7 @@ class SciCodeEvaluator:
         return missing
 
     # ------------------------------------------------------------ jobs
-    def jobs(self, dataset, predictions, targets, n=1, samples=None):
+    def jobs(self, dataset, predictions, targets, n=1, samples=None) -> tuple[dict[tuple[str, int], StepJob], dict[tuple[str, int], StepRecord]]:
         """(step_id, sample) -> StepJob for runnable steps, plus records for the steps that cannot
         run. `n`: samples per problem (infer_cfg n); `samples`: only these of them."""
         mode = dataset.prefilled_mode
@@ -255,13 +256,13 @@ class SciCodeEvaluator:
         """The simps shim, where the step uses simps (the official-style program text gets the same)."""
         return SIMPS_SHIM if self.simps_shim and needs_simps_shim(program, *tests) else ''
 
-    def make_executor(self, python=None):
+    def make_executor(self, python=None) -> ForkServerExecutor | SubprocessExecutor:
         """Workers of this evaluator's settings (`python`: the interpreter of a scoring environment)."""
         return EXECUTORS[self.executor_name](workers=self.max_workers, python=python)
 
     # ------------------------------------------------------------ running
     def submissions(self, jobs, targets_path, durations, done, n=1, verdicts=None, environment=CURRENT,
-                    on_start=None):
+                    on_start=None) -> list[Submission]:
         """What the step pool needs of each job ({(step_id, sample): job}); `done(record)` is
         called with its verdict (which names its sample when n > 1), `on_start(step_id, sample)`
         when a worker starts it. `verdicts`: the verdicts shared with the run's other tasks (the
@@ -282,13 +283,13 @@ class SciCodeEvaluator:
         return out
 
     @property
-    def shares_machine_pool(self):
+    def shares_machine_pool(self) -> bool:
         """Whether this evaluator's steps may run in the run's pool on this machine (pool/server.py),
         beside other tasks' steps: not when it asks for a number of workers of its own, nor for a
         new Python per step."""
         return self.executor_name == 'forkserver' and not self.own_workers
 
-    def pool(self, verdicts=None, durations=None, run_root=None, environment=None):
+    def pool(self, verdicts=None, durations=None, run_root=None, environment=None) -> MachinePool | StepPool:
         """Where the steps run (started on first use): with `run_root`, the run's pool on this
         machine where the settings allow it; else a pool of `max_workers` workers of its own.
         `verdicts`: those already known (not run again), and where each new one is kept.
@@ -302,16 +303,16 @@ class SciCodeEvaluator:
         return StepPool(self.make_executor, verdicts, durations)
 
     @property
-    def current_only(self):
+    def current_only(self) -> bool:
         """Scored in this interpreter alone (early evaluation in the inference task scores those)."""
         return self.environments == [CURRENT]
 
-    def ready_environments(self, data_dir, say=print):
+    def ready_environments(self, data_dir, say=print) -> list[Environment]:
         """The Environment of each name in `environments`, built first where needed (environments/)."""
         return [ensure(name, data_dir, say=say) for name in self.environments]
 
     def run_jobs(self, jobs, targets_path, on_step=None, verdicts=None, durations=None, n=1, run_root=None,
-                 environment=None, on_start=None, origins=None):
+                 environment=None, on_start=None, origins=None) -> dict[tuple[str, int], StepRecord]:
         """Run jobs in the order the pool plans; (step_id, sample) -> StepRecord.
 
         A program another task of the run has already run (or is running) is not
@@ -345,7 +346,7 @@ class SciCodeEvaluator:
         self.protections = self.protections or pool.protections
         return records
 
-    def origin_check(self, dataset, predictions, targets):
+    def origin_check(self, dataset, predictions, targets) -> OriginCheck | None:
         """The OriginCheck of an evaluation, or None where inherited_check is off or no gold code
         of the dataset's steps is at hand."""
         if self.inherited_check is False:
@@ -361,7 +362,7 @@ class SciCodeEvaluator:
         return None
 
     def rerun_failed_in_environments(self, origins, records, targets_path, environments, verdicts=None,
-                                     durations=None, n=1, run_root=None):
+                                     durations=None, n=1, run_root=None) -> None:
         """The inherited-or-own reruns after the steps were scored in several environments: each
         rerun is scored as the step was (in every environment, combined by the rule)."""
         reruns = {}
@@ -377,7 +378,7 @@ class SciCodeEvaluator:
             origins.found.update({key: ('rerun', record) for key, record in found.items()})
 
     def run_in_environments(self, jobs, targets_path, environments, on_step=None, verdicts=None, durations=None,
-                            n=1, run_root=None, on_start=None):
+                            n=1, run_root=None, on_start=None) -> dict[tuple[str, int], StepRecord]:
         """run_jobs in every environment at once (each its own pool; the machine's CPU slots bound
         them together); each step's record is their verdicts combined by environment_rule, handed
         to `on_step` once every environment has given its verdict; `on_start` hears of the steps
@@ -418,7 +419,7 @@ class SciCodeEvaluator:
                 for key in per_env[environments[0].name]}
 
     def evaluate(self, dataset, predictions, targets, on_step=None, run_root=None, n=1, ks=(), known=None,
-                 environments=None, on_start=None):
+                 environments=None, on_start=None) -> dict[str, Any]:
         """Per-step records and metrics for one model on one dataset (`n` samples per problem;
         `ks`: pass@k for these k besides 1 and n; `known`: (step_id, sample) -> StepRecord already
         decided, e.g. by the shards of this evaluation, not run again). `run_root`: the run this
@@ -509,7 +510,7 @@ def _judge(job, key, verdicts, done, sample):
     return judge
 
 
-def default_workers():
+def default_workers() -> int:
     """CPUs divided among the eval tasks the runner started in parallel. The CPUs are those this
     process may use (a cluster job gets its allocation, not the whole node)."""
     try:

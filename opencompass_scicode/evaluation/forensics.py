@@ -11,6 +11,7 @@ to size before it goes into a record.
 """
 import json
 import math
+from typing import Any
 
 from ..sandbox.forensics import COMPARISON_CAP
 
@@ -52,7 +53,7 @@ def _comparison(event):
     return value
 
 
-def step_facts(run, n_tests, status, decisive):
+def step_facts(run, n_tests, status, decisive) -> dict[str, Any]:
     """Record fields (only those that say something) for a StepRun that got `status`; `decisive`:
     its events up to the verdict (verdict.decided_part)."""
     facts = {'tests_total': n_tests}
@@ -107,7 +108,7 @@ def _why_not_run(status, failed, failed_test, program_done, after, run):
     return 'not reached'
 
 
-def phrase(comparison):
+def phrase(comparison) -> str:
     """One line for the message: how the compared values differ, then the values themselves.
 
     The difference comes first and is never cut (`3/1000 elements outside the tolerance, first
@@ -125,7 +126,7 @@ def phrase(comparison):
     return told + (f'; {_cut(values, room)}' if values and room >= 20 else '')
 
 
-def difference_phrase(diff):
+def difference_phrase(diff) -> str:
     """How two compared values differ, in a line (empty when the summary says nothing of it)."""
     from ..sandbox.comparisons import first_path
     path, leaf = first_path(diff)
@@ -158,7 +159,7 @@ def difference_phrase(diff):
     return ' '.join(((f'at {path}: ' if path else '') + '; '.join(bits)).split())
 
 
-def hung_phrase(stack):
+def hung_phrase(stack) -> str:
     """Where a timed-out step was, in a line: its innermost own frame (and the library it was in)."""
     frames = (stack or {}).get('frames') if isinstance(stack, dict) else None
     if not frames:

@@ -5,17 +5,19 @@ record counts as failed. Prefilled steps are left out of both sides. Each
 rate comes with its 95% interval, clustered by problem.
 """
 from math import comb
+from typing import Any
 
 from ..results import StepRecord
 from ..results.defects import excluding_known_defects
 from ..results.stats import intervals
 
 
-def percent(num, den):
+def percent(num, den) -> float:
+    """`num` of `den` in percent, rounded to 4 places; 0.0 when `den` is 0."""
     return round(100.0 * num / den, 4) if den else 0.0
 
 
-def pass_at_k(n, c, k):
+def pass_at_k(n, c, k) -> float:
     """Chance that at least one of k samples drawn from n, c of them correct, is correct
     (the unbiased estimator of Chen et al. 2021)."""
     if n - c < k:
@@ -38,7 +40,7 @@ def _pass_at(per_problem, n, ks):
                            for k in ks}}
 
 
-def score(problems, records, n=1, ks=(), prefilled_steps='skipped'):
+def score(problems, records, n=1, ks=(), prefilled_steps='skipped') -> dict[str, Any]:
     """`records` maps (step_id, sample) -> StepRecord; `n` samples per problem. Returns the
     metric part of a results file. With n > 1, `problems` holds one entry per problem and sample,
     the counts run over (problem, sample) pairs, so the rates are the means over samples, and

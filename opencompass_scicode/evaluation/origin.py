@@ -17,17 +17,19 @@ to put behind the gold code) get no origin.
 """
 import json
 from pathlib import Path
+from typing import Any
 
 from ..datasets.chain import code_chain, gold_code, strip_imports
 from ..errors import ConfigError
 from ..predictions import record_key
+from ..results import StepRecord
 from .program import code_prefix
 
 # Failures that are no run of the step's code: nothing to rerun.
 NOT_RUN = frozenset({'no_code', 'truncated', 'eval_error', 'skipped', 'pass'})
 
 
-def read_reference(path):
+def read_reference(path) -> dict[str, str]:
     """{step id: code} of a user's reference file: a JSON object of step ids to code."""
     file = Path(path).expanduser()
     try:
@@ -66,14 +68,15 @@ class OriginCheck:
         self.records = {}                 # the records annotate() gave, for counts()
 
     @property
-    def available(self):
+    def available(self) -> bool:
+        """Whether there is gold code to check with (validation steps, or a reference file)."""
         return bool(self.gold)
 
     def _earlier(self, step_id):
         problem, step = self.where[step_id]
         return problem, step, [s for s in problem.steps[:step.index - 1] if not s.prefilled]
 
-    def plan(self, record, sample):
+    def plan(self, record, sample) -> tuple[str, Any] | None:
         """For a step's record: ('rerun', StepJob), ('own', origin) or None (nothing to say)."""
         if record.status == 'pass' or (record.category or record.status) in NOT_RUN \
                 or record.step_id not in self.where:
@@ -93,7 +96,7 @@ class OriginCheck:
         program = code_prefix(problem.dependencies, [c or '' for c in prior], code)
         return 'rerun', self.make_job(problem, step, program)
 
-    def annotate(self, records):
+    def annotate(self, records) -> dict[tuple[str, int], StepRecord]:
         """`records` ((step id, sample) -> record, every step of the evaluation), each failed step
         that was checked with its `origin`. The message stays the verdict's: the origin is a field
         of its own (a step scored in several environments keeps each one's message as it was)."""
@@ -115,7 +118,7 @@ class OriginCheck:
         failing = [s.step_id for s in earlier if not _passed(records.get((s.step_id, sample)))]
         return {'kind': 'inherited', 'from_step': failing[0] if failing else None}
 
-    def counts(self):
+    def counts(self) -> dict[str, int]:
         """What the check found and what it cost: {'inherited', 'own', 'reruns' (extra step runs),
         'rerun_s' (their seconds, as each verdict's duration)}."""
         kinds = [r.origin.get('kind') for r in self.records.values() if isinstance(r.origin, dict)]

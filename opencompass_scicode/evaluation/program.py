@@ -23,7 +23,7 @@ SIMPS_SHIM = (
 )
 
 
-def dependency_imports(dependencies):
+def dependency_imports(dependencies) -> list[tuple[str, str | None]]:
     """(module, name bound in the program) for each import of a problem's dependency lines.
 
     The module is None for a relative import, the name None for `import *`.
@@ -43,16 +43,18 @@ def dependency_imports(dependencies):
     return pairs
 
 
-def code_prefix(dependencies, prior_codes, code):
+def code_prefix(dependencies, prior_codes, code) -> str:
     """Program text before the tests, exactly as the official generator writes it."""
     previous = '\n'.join(prior_codes)
     return f'{dependencies}\n{previous}\n' + '\n' + code
 
 
-def needs_simps_shim(*texts):
+def needs_simps_shim(*texts) -> bool:
+    """Whether any of `texts` calls scipy's `simps`, which newer SciPy lacks."""
     # Only where it is used: the shim imports scipy.integrate, which is slow.
     return any('simps' in text for text in texts)
 
 
-def with_simps_shim(program):
+def with_simps_shim(program) -> str:
+    """`program`, with the shim that brings `simps` back in front where it calls it."""
     return SIMPS_SHIM + program if needs_simps_shim(program) else program

@@ -18,14 +18,16 @@ from pathlib import Path
 from ..datasets.chain import code_chain, gold_code
 from ..datasets.files import H5_NAME
 from ..sandbox.scripts import ScriptRunner
-from ..targets.locate import load_targets, plan_targets, read_report, report_path, untried_steps
+from ..targets.locate import Targets, load_targets, plan_targets, read_report, report_path, untried_steps
 from .capture import RECORDER, CaptureError, capture_test
 from .evaluator import STEP_TIMEOUT_S
 from .program import code_prefix, with_simps_shim
 from ..pool.timings import StepDurations, durations_path
 
 
-def regeneration_program(problem, step, prefilled_text, out_path):
+def regeneration_program(problem, step, prefilled_text, out_path) -> str:
+    """The program that runs `step`'s gold code and its tests and records the values they compare
+    against into `out_path`."""
     gold = {s.step_id: gold_code(s) or '' for s in problem.steps}
     prior = code_chain(problem, step.index, gold, prefilled_text, 'official')
     parts = [code_prefix(problem.dependencies, [c or '' for c in prior], gold[step.step_id]),
@@ -40,8 +42,9 @@ def regeneration_program(problem, step, prefilled_text, out_path):
     return with_simps_shim(program)
 
 
-def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, progress=None):
-    """Add to `out_path` the targets of every gold-code step of `dataset` it lacks.
+def regenerate(dataset, out_path, parallel=None, timeout=STEP_TIMEOUT_S, progress=None) -> dict[str, str]:
+    """Add to `out_path` the targets of every gold-code step of `dataset` it lacks, `parallel`
+    gold-code programs at once (default: one per CPU), each `timeout` seconds at most.
 
     Returns the report {step_id: 'ok' | why it failed} for all steps tried so
     far (kept next to the file). Failed steps are left out of the file, so
@@ -71,7 +74,7 @@ def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, prog
             return 'ok'
 
         # Longest-running problems first would be better; gold steps are few, keep file order.
-        with ThreadPoolExecutor(max_workers=max_workers or os.cpu_count() or 1) as pool:
+        with ThreadPoolExecutor(max_workers=parallel or os.cpu_count() or 1) as pool:
             futures = {pool.submit(run_one, p, s): s.step_id for p, s in steps}
             for future in as_completed(futures):
                 new[futures[future]] = future.result()
@@ -95,7 +98,7 @@ def regenerate(dataset, out_path, max_workers=None, timeout=STEP_TIMEOUT_S, prog
     return report
 
 
-def ensure_targets(dataset, progress=None):
+def ensure_targets(dataset, progress=None) -> Targets:
     """The targets `dataset` is scored against, regenerating the steps still missing first."""
     kind, path = plan_targets(dataset)
     if kind == 'regenerated':

@@ -18,7 +18,7 @@ forensics.py reads from the events about a failure. The steps that cannot run
 at all get theirs in evaluator.py (`cannot_run`) and results/record.py.
 """
 import signal
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 from ..results import StepRecord
 from ..sandbox.tracebacks import hung_stack
@@ -55,7 +55,7 @@ def _exception(event):
     return Verdict('fail', f'{event.get("where")} raised {event.get("detail")}', None, category, error_type)
 
 
-def decided_part(events):
+def decided_part(events) -> list[dict[str, Any]]:
     """The events up to the harness's `decided` (with this run's nonce; a forged one is `forged`):
     what a step does after its verdict is decided is for information only and never changes it."""
     for index, event in enumerate(events):
@@ -64,7 +64,7 @@ def decided_part(events):
     return events
 
 
-def position(events, n_tests):
+def position(events, n_tests) -> str:
     """Where a step was when it stopped: 'in test k' (1-based), 'in the program' or ''."""
     if not any(e.get('event') == 'started' for e in events):
         return ''
@@ -74,7 +74,7 @@ def position(events, n_tests):
     return f'in test {done + 1} of {n_tests}' if done < n_tests else ''
 
 
-def decide(run, n_tests):
+def decide(run, n_tests) -> Verdict:
     """The Verdict for a StepRun."""
     if run.error:
         return Verdict('eval_error', run.error, None, 'eval_error')
@@ -119,7 +119,7 @@ def decide(run, n_tests):
     return Verdict('fail', message, None, 'exception', sig.name if sig else None)
 
 
-def record_for(job, run):
+def record_for(job, run) -> StepRecord:
     """The StepRecord of a StepJob's StepRun: its verdict, and why it failed if it did."""
     n_tests = len(job.tests)
     verdict = decide(run, n_tests)

@@ -3,6 +3,7 @@ import asyncio
 import json
 import queue
 import threading
+from typing import Any
 
 from ..sandbox.executor import EXECUTORS, Limits, StepJob
 
@@ -30,7 +31,7 @@ class CodeInterpreter:
                     self._slots.put(slot)
                 self._executor = executor
 
-    def run_code(self, code, timeout=None):
+    def run_code(self, code, timeout=None) -> dict[str, Any]:
         """timeout: seconds for this snippet (each dataset has its own); None: the interpreter's."""
         self._start()
         slot = self._slots.get()
@@ -52,7 +53,9 @@ class CodeInterpreter:
         return {'status': status, 'exit_code': run.returncode if status != 'success' else 0,
                 'stdout': run.stdout, 'stderr': run.stderr or (run.error or '')}
 
-    async def run_call(self, call, timeout=None):
+    async def run_call(self, call, timeout=None) -> dict[str, Any]:
+        """Run the code of a model's tool call (`call['arguments']`, JSON with a string `code`); its
+        outcome as run_code gives it, or an error for malformed arguments."""
         try:
             code = json.loads(call.get('arguments') or '{}')['code']
             if not isinstance(code, str):
@@ -62,7 +65,8 @@ class CodeInterpreter:
                     'stderr': 'the arguments must be JSON with a string field `code`'}
         return await asyncio.to_thread(self.run_code, code, timeout)
 
-    def close(self):
+    def close(self) -> None:
+        """Stop the interpreter's workers."""
         if self._executor is not None:
             self._executor.close()
             self._executor = None

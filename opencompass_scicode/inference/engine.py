@@ -18,11 +18,12 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 from ..errors import UserFacingError
 from ..models.base import ANSWER_LIMIT, ANSWER_TEMPERATURE
 from ..models.refusals import EndpointError, StepRefused
-from ..predictions import record_key
+from ..predictions import Prediction, record_key
 from ..utils.fingerprint import fingerprint
 from ..datasets.chain import code_chain
 from ..prompts import build_chat_prompt, build_prompt
@@ -45,7 +46,7 @@ class InferStats:
     cause: tuple = None     # (step id, error) of the first step whose request failed
 
 
-def infer_settings(model, dataset, infer_cfg):
+def infer_settings(model, dataset, infer_cfg) -> dict[str, Any]:
     """Everything that determines the answers; a change makes old predictions stale."""
     config = InferConfig.of(infer_cfg)
     infer = config.settings()
@@ -59,7 +60,7 @@ def infer_settings(model, dataset, infer_cfg):
     return settings
 
 
-def stale_records(existing, settings):
+def stale_records(existing, settings) -> list[str]:
     """The names of the settings that differ, if any record was made with other settings."""
     current = fingerprint(settings)
     for record in existing.values():
@@ -69,7 +70,7 @@ def stale_records(existing, settings):
     return []
 
 
-def check_stale(store, settings, discard=False):
+def check_stale(store, settings, discard=False) -> dict[str, Prediction]:
     """Refuse to mix predictions made with other settings into a run, or set them aside.
 
     Returns the predictions the run goes on from."""
@@ -113,7 +114,8 @@ class Inferencer:
             part.settings_fp = fingerprint(part.settings)
             part.stats = InferStats(total=part.dataset.scored_step_count * part.infer_cfg.n)
 
-    def run(self):
+    def run(self) -> list[InferStats]:
+        """Answer every step of every dataset part; the statistics of each part."""
         # before any request
         existing = [check_stale(part.store, part.settings, self.discard_stale) for part in self.parts]
         asyncio.run(self._run_all(existing))

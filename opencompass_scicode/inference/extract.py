@@ -12,10 +12,12 @@
 Except under `inspect_evals`, the import lines are removed afterwards: the problem's
 dependencies are put in front of the program instead (datasets/chain.py).
 """
+from typing import Callable
+
 from ..datasets.chain import strip_imports
 
 
-def fenced_block(response):
+def fenced_block(response) -> str:
     """The code the official harness takes from a response (before import removal)."""
     if '```' not in response:
         return response
@@ -24,12 +26,12 @@ def fenced_block(response):
     return response.split('```')[1].split('```')[0]
 
 
-def extract_code(response):
+def extract_code(response) -> str:
     """The official rule."""
     return strip_imports(fenced_block(response))
 
 
-def python_block_only(response):
+def python_block_only(response) -> str:
     """OpenCompass's rule (datasets/scicode.py, extract_python_script): the first ```python block,
     nothing without one; import lines removed."""
     if '```python' not in response or '```' not in response.split('```python', 1)[1]:
@@ -37,13 +39,13 @@ def python_block_only(response):
     return strip_imports(response.split('```python')[1].split('```')[0])
 
 
-def fences_removed(response):
+def fences_removed(response) -> str:
     """inspect_evals' rule (scicode/util.py, extract_code): every fence marker removed, the rest
     kept as it is, imports included."""
     return response.replace('```python', '').replace('```', '').strip()
 
 
-def fenced_only(response):
+def fenced_only(response) -> str | None:
     """AgentCompass's rule: the official blocks, but None (no code) where there is no fence or
     the block holds no code."""
     if '```' not in response:
@@ -56,13 +58,13 @@ EXTRACTIONS = {'official': extract_code, 'fenced': fenced_only, 'opencompass': p
                'inspect_evals': fences_removed}
 
 
-def extractor(name):
+def extractor(name) -> Callable[[str], str | None]:
     """The function of extraction rule `name` (a key of EXTRACTIONS): response -> code, or None
     where the rule finds none."""
     return EXTRACTIONS[name]
 
 
-def extract(response, rule='official'):
+def extract(response, rule='official') -> str | None:
     """The code of `response` under `rule` (a key of EXTRACTIONS); None where the rule finds none."""
     if rule not in EXTRACTIONS:
         raise ValueError(f'unknown extraction {rule!r}; one of {", ".join(EXTRACTIONS)}')

@@ -8,6 +8,7 @@
 Each returns a dict of record fields; the engine adds the bookkeeping.
 """
 import json
+from typing import Any
 
 from ..models.base import GenerationRequest
 
@@ -32,7 +33,8 @@ CODE_INTERPRETER_TOOL = {
 }
 
 
-def requires_chat(mode):
+def requires_chat(mode) -> bool:
+    """Whether generation mode `mode` needs a chat model."""
     return mode in ('chat', 'tool_use')
 
 
@@ -48,14 +50,15 @@ def _ask(model, messages, tools, request):
     return model.achat(messages) if tools is None else model.achat(messages, tools=tools)
 
 
-async def naive(model, problem, step, prompt, dataset, state, cfg):
+async def naive(model, problem, step, prompt, dataset, state, cfg) -> dict[str, Any]:
+    """The official mode: one request per step with its prompt; the answer and what it cost."""
     request = _request(problem, step, prompt, dataset)
     gen = await model.agenerate(request)
     return {'response': gen.text, 'program': gen.program, 'error': gen.error,
             'finish_reason': gen.finish_reason, 'reasoning': gen.reasoning, 'usage': gen.usage}
 
 
-async def chat(model, problem, step, prompt, dataset, state, cfg):
+async def chat(model, problem, step, prompt, dataset, state, cfg) -> dict[str, Any]:
     """`state['messages']` carries the conversation of this problem from step to step."""
     messages = state.get('messages')
     if messages is None:
@@ -68,7 +71,9 @@ async def chat(model, problem, step, prompt, dataset, state, cfg):
             'reasoning': turn.reasoning, 'usage': turn.usage_record(), 'transcript': state['messages']}
 
 
-async def tool_use(model, problem, step, prompt, dataset, state, cfg):
+async def tool_use(model, problem, step, prompt, dataset, state, cfg) -> dict[str, Any]:
+    """The tool-use mode: the model may run code in the sandbox through a tool (up to
+    `tool_use_max_loops` calls), then answers; the final answer and what it cost."""
     runner = state['code_runner']
     max_loops = cfg.tool_use_max_loops
     messages = model.initial_messages(prompt + TOOL_USE_NOTE)

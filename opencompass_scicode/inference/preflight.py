@@ -4,6 +4,8 @@ Here, next to the inference loop, because these are its rules: which models can 
 split, which generation modes need a chat model, when samples would all be the same answer,
 and which settings make earlier predictions stale (engine.py) when a run goes on with -r.
 """
+from typing import Any
+
 from ..errors import ConfigError
 from ..models.launchers import install_hint, missing_launcher
 from ..predictions import PredictionStore
@@ -13,7 +15,7 @@ from .modes import requires_chat
 from .settings import InferConfig
 
 
-def installed_launchers(model_cfgs, dry_run=False, note=print):
+def installed_launchers(model_cfgs, dry_run=False, note=print) -> None:
     """Every model server a run would start can be started here: its program or module is
     installed (models/launchers.py). Before anything is fetched, regenerated or asked: ConfigError
     naming the model, what is missing and how to install it; a dry run only notes it."""
@@ -33,7 +35,7 @@ def installed_launchers(model_cfgs, dry_run=False, note=print):
         raise ConfigError(what, key=f'models[{i}].server', fix=fix)
 
 
-def built_models(model_cfgs, dataset_cfgs, missing_key=None):
+def built_models(model_cfgs, dataset_cfgs, missing_key=None) -> list[Any]:
     """The models of the config's entries, each checked against the generation settings of every
     dataset entry it will answer: from the config alone, before any request or fetch.
     `missing_key(text)`, if given (a dry run), is told of a model without its API key, which is
@@ -53,7 +55,7 @@ def built_models(model_cfgs, dataset_cfgs, missing_key=None):
     return models
 
 
-def check_endpoints(models, note=print):
+def check_endpoints(models, note=print) -> None:
     """Each model's endpoint asked once (models/probe.py), before any work: a wrong URL, key or
     model name stops the run here (EndpointError, exit 2) instead of after minutes of retries.
     Models sharing an endpoint, key and name are asked once; `note(text)` tells of what could not
@@ -69,7 +71,7 @@ def check_endpoints(models, note=print):
             note(said)
 
 
-def ready_models(models, datasets):
+def ready_models(models, datasets) -> list[Any]:
     """`models` (built_models), each checked against every dataset (built, its problems read)."""
     for model in models:
         for j, dataset in enumerate(datasets):
@@ -82,7 +84,7 @@ def ready_models(models, datasets):
     return models
 
 
-def token_limits(models, datasets, dataset_cfgs):
+def token_limits(models, datasets, dataset_cfgs) -> list[str]:
     """For --dry-run: the token limit each model's requests carry for each dataset, and whose it
     is (the dataset's infer_cfg max_out_len comes first, as the inference loop applies it,
     models/base.py answer_limit)."""
@@ -102,7 +104,7 @@ def token_limits(models, datasets, dataset_cfgs):
     return lines
 
 
-def check_mode(model, dataset_cfg, key):
+def check_mode(model, dataset_cfg, key) -> None:
     """The dataset's generation settings (infer_cfg) are ones `model` can answer."""
     infer = InferConfig.of(dataset_cfg.get('infer_cfg'))
     if requires_chat(infer.mode) and not model.supports_chat:
@@ -118,7 +120,7 @@ def check_mode(model, dataset_cfg, key):
                           fix='give the model a temperature above 0 (e.g. 0.8), or leave n at 1')
 
 
-def check_stale_predictions(run_dir, models, datasets, dataset_cfgs, discard=False):
+def check_stale_predictions(run_dir, models, datasets, dataset_cfgs, discard=False) -> None:
     """-r with changed settings: stop before any request, naming what changed; with `discard`
     (--discard-stale), set the old predictions aside instead. Before any task starts: the
     shards of a sharded inference read the run's predictions file before their own part, and
@@ -129,7 +131,7 @@ def check_stale_predictions(run_dir, models, datasets, dataset_cfgs, discard=Fal
             check_stale(store, infer_settings(model, dataset, ds_cfg.get('infer_cfg') or {}), discard=discard)
 
 
-def torn_records(run_dir, models, datasets):
+def torn_records(run_dir, models, datasets) -> list[str]:
     """-r: a note for each record a crash cut short (predictions/store.py's torn lines) whose step
     has no whole record since, in the run's predictions files and the parts of its shards. The
     store ignores such lines, so inference asks those steps again; saying so explains the extra

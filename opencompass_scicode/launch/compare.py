@@ -21,7 +21,8 @@ from ..utils.workdir import RunDir
 from ..utils.writes import write_whole
 
 
-def add_arguments(p):
+def add_arguments(p) -> None:
+    """Add the compare command's arguments to parser `p`."""
     p.add_argument('a', metavar='A', help='a run directory, a run\'s timestamp in the work dir, a results '
                                           'folder (<model>/<dataset>.json) or a results file')
     p.add_argument('b', metavar='B', nargs='?', help='the same for the other side (default: A)')
@@ -36,7 +37,7 @@ def add_arguments(p):
                                                                'folder of A\'s run, else here)')
 
 
-def results_set(name, work_dir):
+def results_set(name, work_dir) -> tuple[str, dict[tuple[str, str], Path], RunDir | None]:
     """(label, {(model, dataset): results file path}, the run directory or None) of a side."""
     path = Path(name)
     if path.is_file():
@@ -65,7 +66,7 @@ def results_set(name, work_dir):
     return label, files, run
 
 
-def pairs(args, files_a, files_b):
+def pairs(args, files_a, files_b) -> list[tuple[tuple[str, str], tuple[str, str]]]:
     """[((model, dataset) of A, (model, dataset) of B)], as the flags say."""
     models_a = sorted({m for m, _ in files_a})
     models_b = sorted({m for m, _ in files_b})
@@ -100,7 +101,7 @@ def pairs(args, files_a, files_b):
     return [((model_a, da), (model_b, db)) for da, db in chosen]
 
 
-def run_compare(argv, prog, out=print):
+def run_compare(argv, prog, out=print) -> int:
     """The command; returns its exit code (errors are raised as ConfigError: exit 2)."""
     p = argparse.ArgumentParser(prog=f'{prog} compare', description='Compare two results step by step: fixed, '
                                 'broken and changed steps, the paired difference, and why each step changed.')

@@ -29,15 +29,17 @@ class Outcome:
     summary: dict           # what the summarizer returned ({} for none)
 
     @property
-    def interrupted(self):
+    def interrupted(self) -> bool:
+        """Whether a task was interrupted (Ctrl-C, SIGTERM)."""
         return any(s.state == 'interrupted' for s in self.statuses)
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
+        """Whether every task ended done or skipped."""
         return all(s.ok for s in self.statuses)
 
 
-def run_plan(plan, say=print):
+def run_plan(plan, say=print) -> 'Outcome':
     """Run every stage of `plan`; `say(text)` tells the user where the run is."""
     for _, runner in plan.stages.values():
         runner.check()          # e.g. Slurm's commands and partition: before any work is done
@@ -72,7 +74,7 @@ def run_plan(plan, say=print):
     return Outcome(statuses, summary)
 
 
-def write_agentcompass(cfg, run_dir):
+def write_agentcompass(cfg, run_dir) -> list[Path]:
     """AgentCompass's files (results/agentcompass.py) of every model and dataset with results;
     their directories."""
     datasets = cfg['datasets']
@@ -90,7 +92,7 @@ def write_agentcompass(cfg, run_dir):
     return written
 
 
-def run_stage(runner, run_dir, specs, stage, earlier):
+def run_stage(runner, run_dir, specs, stage, earlier) -> list[TaskStatus]:
     """Launch the stage's tasks, except those depending on a task that stopped early."""
     stopped = {s.name for s in earlier if s.stopped_others}
     statuses, to_run = [], []
@@ -116,7 +118,8 @@ def _unwritten(status):
         return None
 
 
-def print_statuses(statuses):
+def print_statuses(statuses) -> None:
+    """Print one line per task: its state, time and log."""
     if not statuses:
         return
     rows = [[s.name, s.state + (f' ({s.note})' if s.note else ''), f'{s.duration_s:.1f}s', s.log_path]
@@ -124,7 +127,7 @@ def print_statuses(statuses):
     print(tabulate(rows, headers=['task', 'state', 'duration', 'log'], disable_numparse=True))
 
 
-def failure_lines(statuses):
+def failure_lines(statuses) -> list[str]:
     """For each task that failed or ended with steps in error: its cause from its log (the
     server's words, the step) and the log's path, so that the terminal says why."""
     out = []

@@ -8,7 +8,7 @@ targets/preflight.py, models against datasets and stale predictions in inference
 """
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from ..config.records import ConfigFile
 from ..datasets.files import DEFAULT_DATA_DIR, prepare_data
@@ -17,8 +17,10 @@ from ..inference.preflight import (built_models, check_endpoints, check_stale_pr
                                    ready_models, token_limits, torn_records)
 from ..registry import build, build_evaluator, resolve_type
 from ..runners import SlurmRunner
+from ..runners.base import BaseRunner
 from ..targets.fetch import Fetching
 from ..targets.preflight import ready_datasets, to_regenerate
+from ..tasks.contract import TaskSpec
 from ..utils.workdir import RunDir, latest_timestamp, new_timestamp
 
 RUN_MODES = ('all', 'infer', 'eval', 'viz')
@@ -59,20 +61,20 @@ class RunPlan:
     discard_stale: bool = False
     fetches: list = field(default_factory=list)     # dry run: (abbr, data dir, lines) of targets to fetch
 
-    def dry_run(self):
+    def dry_run(self) -> dict[str, list[TaskSpec]]:
         """{stage: task specs} as the run would start them; writes no task file."""
         built = {dataset.abbr: dataset for dataset in self.datasets}     # they may read a copy of the data
         return {stage: partitioner.partition(self.cfg, self.run_dir, stage, dry_run=True, datasets=built,
                                              **self.partition_options)
                 for stage, (partitioner, _) in self.stages.items()}
 
-    def token_limits(self):
+    def token_limits(self) -> list[str]:
         """Lines saying the token limit each model's requests carry for each dataset."""
         read = {d.abbr for d in self.datasets}
         return token_limits(self.models, self.datasets, [d for d in self.cfg['datasets'] if d['abbr'] in read])
 
 
-def plan_run(cfg, options, warn=print, note=print):
+def plan_run(cfg, options, warn=print, note=print) -> 'RunPlan':
     """The plan for a validated, named config (config.validate_config, fill_abbrs). Everything that
     can be checked before spending time or money is checked here; `warn(text)` tells the user of
     a choice made for them, `note(text)` of what a resumed run found and deals with."""
@@ -115,7 +117,7 @@ def plan_run(cfg, options, warn=print, note=print):
                    options.discard_stale, fetching.planned)
 
 
-def prepare_environments(dataset_cfgs, datasets, options, say):
+def prepare_environments(dataset_cfgs, datasets, options, say) -> None:
     """Every scoring environment a dataset is scored in, built now where it is not yet (once, into
     its data dir's cache: before any model is asked anything), or, offline, the run stops naming
     the command that prepares it. A dry run says what it would build."""
@@ -134,7 +136,7 @@ def prepare_environments(dataset_cfgs, datasets, options, say):
         ensure(name, data_dir, allow_build=options.download, say=say)
 
 
-def resolve_run_dir(cfg, options, warn):
+def resolve_run_dir(cfg, options, warn) -> tuple[RunDir, bool]:
     """(RunDir, whether it is an earlier run going on)."""
     work_dir = options.work_dir or cfg.get('work_dir') or ConfigFile.default('work_dir')
     if options.reuse:
@@ -156,7 +158,7 @@ def resolve_run_dir(cfg, options, warn):
     return RunDir(work_dir, new_timestamp()), False
 
 
-def compared_runs(names, run_dir):
+def compared_runs(names, run_dir) -> list[RunDir]:
     """The runs --compare names: a run directory's path, or a timestamp in this work dir."""
     runs = []
     for name in names or ():
@@ -169,12 +171,12 @@ def compared_runs(names, run_dir):
     return runs
 
 
-def section(cfg, name, key):
+def section(cfg, name, key) -> Any:
     """`cfg[name][key]` (OpenCompass's infer=/eval= sections), else the top-level `key`, else its default."""
     return (cfg.get(name) or {}).get(key) or cfg.get(key) or ConfigFile.default(key)
 
 
-def check_slurm_options(cfg, options):
+def check_slurm_options(cfg, options) -> None:
     """--slurm needs -p; -p, --qos and --retry need Slurm: --slurm, or a SlurmRunner in the config."""
     if options.slurm and not options.partition:
         raise ConfigError('--slurm needs -p PARTITION (sinfo lists them)')
@@ -187,7 +189,7 @@ def check_slurm_options(cfg, options):
                           f'SlurmRunner in the config)')
 
 
-def build_stage(cfg, stage, options):
+def build_stage(cfg, stage, options) -> tuple[Any, BaseRunner]:
     """(partitioner, runner) for a stage, as the config and the command line (`options`) ask."""
     name = SECTION[stage]
     partitioner = build(dict(section(cfg, name, 'partitioner')), key=f'{name}.partitioner')
@@ -206,7 +208,7 @@ def build_stage(cfg, stage, options):
     return partitioner, runner
 
 
-def prepare_data_dirs(cfg, say=print):
+def prepare_data_dirs(cfg, say=print) -> None:
     """--prepare-data: fetch and verify the data files in every directory the config's datasets
     read (without a config, the default one)."""
     paths = sorted({ds.get('path', DEFAULT_DATA_DIR) for ds in cfg['datasets']}) if cfg else [DEFAULT_DATA_DIR]

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from ..config import fill_abbrs, validate_config
 from ..config.regrade import REGRADES, regrade_config
-from .execute import run_plan
-from .plan import LaunchOptions, plan_run
+from .execute import Outcome, run_plan
+from .plan import LaunchOptions, RunPlan, plan_run
 
 
-def regrade_dir(run_root, label):
+def regrade_dir(run_root, label) -> Path:
     """RUN_DIR/regrades/<label>/, made ready: its predictions are the run's (a relative link)."""
     root = Path(run_root) / REGRADES / label
     root.mkdir(parents=True, exist_ok=True)
@@ -20,7 +20,7 @@ def regrade_dir(run_root, label):
     return root
 
 
-def plan_regrade(run_root, protocol=None, flags=None, scoring_only=False, options=None, warn=print, note=print):
+def plan_regrade(run_root, protocol=None, flags=None, scoring_only=False, options=None, warn=print, note=print) -> RunPlan:
     """The plan of a re-grade of `run_root` (refused before any work where it needs new answers)."""
     cfg, label = regrade_config(run_root, protocol, flags, scoring_only)
     for text in validate_config(cfg, file=f'{run_root} (re-graded as {label})'):
@@ -34,7 +34,7 @@ def plan_regrade(run_root, protocol=None, flags=None, scoring_only=False, option
 
 
 def regrade(run_root, protocol=None, flags=None, scoring_only=False, options=None, say=print, warn=print,
-            note=print):
+            note=print) -> Outcome:
     """Plan and run a re-grade; the Outcome (execute.py)."""
     plan = plan_regrade(run_root, protocol, flags, scoring_only, options, warn, note)
     return run_plan(plan, say=say)

@@ -3,8 +3,8 @@
 It knows how to run programs, never what their outcome means: scoring
 (evaluation/) builds the jobs and decides the verdicts.
 
-- workers.py: the pool (a queue of programs, worker threads driving the sandbox's workers);
-- planner.py: which free worker runs which program next;
+- step_pool.py: the pool (a queue of programs, and one slot thread per sandbox worker that feeds it);
+- planner.py: which slot's worker runs which program next;
 - timings.py: how long steps took and what imports cost, remembered per data directory;
 - cpuslots.py: at most one running step per CPU of the machine, across processes.
 """
@@ -13,8 +13,8 @@ It knows how to run programs, never what their outcome means: scoring
 def __getattr__(name):
     # Loaded on first use: planning reads remembered timings without loading the sandbox.
     if name in ('StepPool', 'Submission'):
-        from . import workers
-        return getattr(workers, name)
+        from . import step_pool
+        return getattr(step_pool, name)
     raise AttributeError(name)
 
 

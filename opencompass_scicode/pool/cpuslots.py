@@ -17,6 +17,7 @@ import os
 import random
 import tempfile
 import time
+from typing import Iterator
 
 POLL_S = 0.01
 
@@ -37,7 +38,7 @@ class CpuSlots:
             return None
 
     @contextlib.contextmanager
-    def hold(self):
+    def hold(self) -> Iterator[None]:
         """Wait for a free slot; hold it for the block. Waiting only happens when more steps run
         on this machine than it has CPUs."""
         start = random.randrange(self.count)     # holders spread over the files

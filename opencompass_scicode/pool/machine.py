@@ -35,7 +35,7 @@ from ..utils.lifeline import PARENT_ENV, RUN_ENV
 from ..utils.pythonpath import with_package
 from . import wire
 from .timings import StepDurations
-from .workers import NoClaims, cost_of, harness_failure, protections_of, take_in
+from .step_pool import NoClaims, cost_of, harness_failure, protections_of, take_in
 
 RETRIES = 3
 START_TIMEOUT_S = 60.0
@@ -43,7 +43,7 @@ POLL_S = 0.5            # how often a waiter looks again whether the thread it w
 HOST = socket.gethostname()
 
 
-def socket_path(run_root):
+def socket_path(run_root) -> Path:
     """Where the run's pool on this machine listens: the machine's own temporary directory (a run
     directory may be on a file system shared by many machines), in a folder only we can enter."""
     folder = Path(tempfile.gettempdir()) / f'scicode-pool-{os.getuid()}'
@@ -87,11 +87,15 @@ class MachinePool:
         self._closed = False
 
     # ------------------------------------------------------------ as StepPool
-    def start(self):
+    def start(self) -> None:
+        """Connect to the machine's pool now (starting it if no task has), so its workers import
+        while the caller goes on."""
         with self._changed:
             self._ensure_connected()
 
-    def submit(self, submissions):
+    def submit(self, submissions) -> None:
+        """Send `submissions` to the machine's pool; returns at once (each `done` is called when its
+        run comes back)."""
         with self._changed:
             if self._closed:
                 raise RuntimeError('submit after close')
@@ -102,7 +106,7 @@ class MachinePool:
             self._ensure_connected()
         self._send(fresh)
 
-    def close(self):
+    def close(self) -> None:
         """Wait until every program sent has come back, then let go of the server. Raises what
         stopped the receiver, if it stopped on an error, once it has (never waits for it)."""
         with self._changed:
@@ -131,7 +135,7 @@ class MachinePool:
         if self._failure is not None:
             raise self._failure
 
-    def check(self):
+    def check(self) -> None:
         """Raise what stopped the pool's threads, if anything has: for a caller that waits on the
         pool's verdicts in a queue of its own, so that it never waits for ones that cannot come."""
         with self._changed:
@@ -210,7 +214,7 @@ class MachinePool:
                     return
                 conn = self._conn
                 continue
-            if message.get('started'):          # a worker of the server took it up
+            if message.get('started'):          # a slot of the server took it up
                 with self._changed:
                     starting = [item.started for item in self._waiting.get(message['key'], ()) if item.started]
                 for started in starting:
@@ -262,7 +266,7 @@ class MachinePool:
         return False
 
 
-def key_path(path):
+def key_path(path) -> Path:
     """The pool's key: who can read it may hand the pool work. Steps cannot (another uid, or
     Landlock), so a step that reaches the socket is turned away before a byte of it is read."""
     return Path(f'{path}.key')

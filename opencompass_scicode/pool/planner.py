@@ -15,11 +15,11 @@ import time
 
 class Planner:
     """expected: step id -> seconds without imports; modules: step id -> modules it imports;
-    loaded: per worker, the set of modules it holds (None: nothing carries over
-    from one step to the next); imports: ImportCosts; copy_s: seconds to copy a
-    worker (None: workers cannot be copied)."""
+    slots: how many workers (the executor's slots 0..slots-1); loaded: per slot, the set of
+    modules its worker holds (None: nothing carries over from one step to the next); imports:
+    ImportCosts; copy_s: seconds to copy a worker (None: workers cannot be copied)."""
 
-    def __init__(self, expected, modules, workers, imports, loaded=None, clock=time.monotonic,
+    def __init__(self, expected, modules, slots, imports, loaded=None, clock=time.monotonic,
                  copy_s=None):
         self.expected = dict(expected)
         self.modules = {sid: frozenset(mods) for sid, mods in modules.items()}
@@ -28,59 +28,59 @@ class Planner:
         self.clock = clock
         self.copy_s = copy_s
         self.pending = sorted(expected, key=lambda sid: -expected[sid])
-        self.running = [None] * workers          # (started, expected seconds) per worker
-        self.taking = [set() for _ in range(workers)]   # modules of steps handed to the worker
+        self.running = [None] * slots          # (started, expected seconds) per slot
+        self.taking = [set() for _ in range(slots)]   # modules of steps handed to the slot's worker
 
-    def add(self, expected, modules):
+    def add(self, expected, modules) -> None:
         """More steps to plan (they arrive while others run)."""
         self.expected.update(expected)
         self.modules.update({sid: frozenset(mods) for sid, mods in modules.items()})
         self.pending = sorted(self.pending + list(expected), key=lambda sid: -self.expected[sid])
 
-    def _held(self, worker):
-        return self.imports.closure(set(self.loaded[worker]) | self.taking[worker])
+    def _held(self, slot):
+        return self.imports.closure(set(self.loaded[slot]) | self.taking[slot])
 
-    def _remaining(self, worker, now):
-        if self.running[worker] is None:
+    def _remaining(self, slot, now):
+        if self.running[slot] is None:
             return 0.0
-        started, seconds = self.running[worker]
+        started, seconds = self.running[slot]
         elapsed = now - started
         # Past its estimate: a quarter of its time so far remains (grows, so nothing waits forever).
         return max(seconds - elapsed, elapsed / 4)
 
-    def _setup(self, sid, worker, held, remaining):
-        """(seconds, worker to copy or None) to get `sid`'s modules on `worker`."""
-        missing = self.modules[sid] - held[worker]
+    def _setup(self, sid, slot, held, remaining):
+        """(seconds, slot whose worker to copy, or None) to get `sid`'s modules on `slot`'s worker."""
+        missing = self.modules[sid] - held[slot]
         if not missing:
             return 0.0, None
         best = (self.imports.cost(missing), None)
         if self.copy_s is not None:
             for source in range(len(held)):
-                if source != worker and self.modules[sid] <= held[source]:
+                if source != slot and self.modules[sid] <= held[source]:
                     best = min(best, (remaining[source] + self.copy_s, source), key=lambda c: c[0])
         return best
 
-    def _view(self, worker):
+    def _view(self, slot):
         now = self.clock()
-        workers = range(len(self.running))
-        held = [self._held(w) for w in workers] if self.loaded is not None else None
-        remaining = [0.0 if w == worker else self._remaining(w, now) for w in workers]
-        return workers, held, remaining
+        slots = range(len(self.running))
+        held = [self._held(w) for w in slots] if self.loaded is not None else None
+        remaining = [0.0 if w == slot else self._remaining(w, now) for w in slots]
+        return slots, held, remaining
 
-    def order(self, worker):
-        """Pending steps for `worker` to try, best first; empty if all are better run elsewhere."""
-        workers, held, remaining = self._view(worker)
-        queue = [0.0 for _ in workers]
+    def order(self, slot) -> list[str]:
+        """Pending steps for `slot`'s worker to try, best first; empty if all are better run elsewhere."""
+        slots, held, remaining = self._view(slot)
+        queue = [0.0 for _ in slots]
         own, others = [], []
         for sid in self.pending:
             costs = [self.expected[sid] + (self._setup(sid, w, held, remaining)[0] if held else 0.0)
-                     for w in workers]
-            home = min(workers, key=lambda w: (costs[w], w != worker))
-            if home == worker:
-                own.append((costs[worker], sid))
+                     for w in slots]
+            home = min(slots, key=lambda w: (costs[w], w != slot))
+            if home == slot:
+                own.append((costs[slot], sid))
             else:
                 queue[home] += costs[home]
-                others.append((costs[worker] - costs[home], costs[worker], sid, home))
+                others.append((costs[slot] - costs[home], costs[slot], sid, home))
         # Python's sorts are stable: equal costs keep the pending order (longest expected first).
         own.sort(key=lambda item: -item[0])
         # Another worker's step, if done here sooner than there; the least extra work first.
@@ -88,23 +88,24 @@ class Planner:
                        key=lambda item: (item[0], -item[1]))
         return [sid for _, sid in own] + [item[2] for item in steal]
 
-    def take(self, worker, sid):
-        """`worker` starts `sid`; returns the worker to copy first, or None."""
+    def take(self, slot, sid) -> int | None:
+        """`slot`'s worker starts `sid`; returns the slot whose worker to copy first, or None."""
         cost, source = self.expected[sid], None
         if self.loaded is not None:
-            workers, held, remaining = self._view(worker)
-            setup, source = self._setup(sid, worker, held, remaining)
+            slots, held, remaining = self._view(slot)
+            setup, source = self._setup(sid, slot, held, remaining)
             cost += setup
             if source is not None:
-                self.taking[worker] = set(self.taking[source])
-            self.taking[worker] |= self.modules[sid]
+                self.taking[slot] = set(self.taking[source])
+            self.taking[slot] |= self.modules[sid]
         self.pending.remove(sid)
-        self.running[worker] = (self.clock(), cost)
+        self.running[slot] = (self.clock(), cost)
         return source
 
-    def drop(self, sid):
+    def drop(self, sid) -> None:
         """`sid` needs no run here (another task has its verdict)."""
         self.pending.remove(sid)
 
-    def finished(self, worker):
-        self.running[worker] = None
+    def finished(self, slot) -> None:
+        """`slot`'s worker has finished its step."""
+        self.running[slot] = None

@@ -30,13 +30,14 @@ import struct
 import sys
 import threading
 import time
+from typing import Callable
 
-from ..sandbox.executor import ForkServerExecutor
+from ..sandbox.executor import ForkServerExecutor, StepRun
 from ..utils.procs import read_proc
 from ..utils.runlock import hold_for_task
 from . import wire
 from .timings import StepDurations
-from .workers import StepPool, Submission
+from .step_pool import StepPool, Submission
 
 IDLE_S = 5.0
 
@@ -50,7 +51,7 @@ def _below(pid, ancestor):
     return False
 
 
-def trusted_peer(conn):
+def trusted_peer(conn) -> bool:
     """A process of this user that is not one of ours: a step (below our workers) never is."""
     pid, uid, _ = struct.unpack('3i', conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                      struct.calcsize('3i')))
@@ -58,13 +59,15 @@ def trusted_peer(conn):
 
 
 class _Client:
-    """One connected task: its socket, and a lock so that worker threads send whole messages."""
+    """One connected task: its socket, and a lock so that slot threads send whole messages."""
 
     def __init__(self, conn):
         self.conn = conn
         self.lock = threading.Lock()
 
-    def deliver(self, key):
+    def deliver(self, key) -> Callable[[StepRun | None, bool], bool]:
+        """The `done` of a submission of this client's program `key`: sends the run back to the
+        task."""
         def done(run, copy):
             try:
                 with self.lock:
@@ -74,7 +77,8 @@ class _Client:
             return False      # the task remembers what the run took, not the pool
         return done
 
-    def started(self, key):
+    def started(self, key) -> Callable[[], None]:
+        """The `started` of this client's program `key`: tells the task its worker took it up."""
         def tell():
             try:
                 with self.lock:
@@ -99,7 +103,8 @@ class PoolServer:
         self.listener = None
         self._inode = None
 
-    def listen(self):
+    def listen(self) -> None:
+        """Listen on the socket (only this user may connect), start the workers and accept tasks."""
         if os.path.lexists(self.path):
             os.unlink(self.path)       # a dead server's; the one starting us holds the spawn lock
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -156,7 +161,7 @@ class PoolServer:
                 self.clients.discard(client)
                 self.last_seen = time.monotonic()
 
-    def idle(self):
+    def idle(self) -> bool:
         """True (and no longer reachable) once nobody has used the pool for idle_s seconds."""
         with self.lock:
             if self.clients or self.pool.busy():
@@ -167,7 +172,7 @@ class PoolServer:
             self.unreachable()
             return True
 
-    def unreachable(self):
+    def unreachable(self) -> None:
         """Take the socket's name first (only if it is still ours: a new server may hold it by
         now), then stop listening: a task that cannot connect starts a new server."""
         self.closing = True
@@ -190,7 +195,8 @@ def _watch_fd(pid):
         return -1
 
 
-def serve(args):
+def serve(args) -> int:
+    """Run the pool server as `args` say until it is stopped or idle; the exit code."""
     if args.run_root:
         _hold = hold_for_task(args.run_root)       # a new run.py -r waits for this server too
     watched = _watch_fd(args.watch)
@@ -220,7 +226,8 @@ def serve(args):
     return 1
 
 
-def main(argv=None):
+def main(argv=None) -> int:
+    """`python -m opencompass_scicode.pool.server ...`: the exit code of serve."""
     p = argparse.ArgumentParser(prog='python -m opencompass_scicode.pool.server')
     p.add_argument('--socket', required=True)
     p.add_argument('--watch', type=int, default=0, help='stop when this process (run.py) ends')

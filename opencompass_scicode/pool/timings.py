@@ -9,6 +9,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..utils.workdir import write_json_atomic
 
@@ -18,7 +19,9 @@ from ..utils.workdir import write_json_atomic
 CACHE_ENV = 'OPENCOMPASS_SCICODE_TIMINGS_DIR'
 
 
-def durations_path(data_dir):
+def durations_path(data_dir) -> Path:
+    """Where the step durations of `data_dir` are remembered (its cache, or the cache folder the
+    environment names)."""
     return Path(os.environ.get(CACHE_ENV) or Path(data_dir) / 'cache') / 'step_durations.json'
 
 
@@ -47,22 +50,25 @@ class ImportCosts:
     def _load(self):
         return {k: v for k, v in _read_dict(self.path).items() if isinstance(v.get('s'), (int, float))}
 
-    def seconds(self, module):
+    def seconds(self, module) -> float:
+        """Seconds importing `module` costs a worker: 0 for the standard library, else as measured,
+        else the default."""
         if module in self.known:
             return self.known[module]['s']
         return 0.0 if module.partition('.')[0] in sys.stdlib_module_names else self.DEFAULT
 
-    def cost(self, modules):
+    def cost(self, modules) -> float:
+        """Seconds importing all of `modules` costs a worker."""
         return sum(self.seconds(m) for m in modules)
 
-    def closure(self, modules):
+    def closure(self, modules) -> set[str]:
         """The modules, and those importing them is known to load as well."""
         out = set(modules)
         for module in modules:
             out.update(self.known.get(module, {}).get('brings', ()))
         return out
 
-    def merge(self, observed):
+    def merge(self, observed) -> dict[str, dict[str, Any]]:
         """observed: {module: (seconds, brought, clean)}. A clean measurement (the worker held
         only its start-up imports) replaces the estimate; any other is a lower bound."""
         merged = self._load()
@@ -92,7 +98,9 @@ class StepDurations:
     def _load(self):
         return _read_dict(self.path)
 
-    def expected(self, step_id, key=None):
+    def expected(self, step_id, key=None) -> float:
+        """Seconds step `step_id` is expected to take (its program `key` if known, else its longest
+        seen, else the default)."""
         seen = self.known.get(step_id)
         if not seen:
             return self.DEFAULT
@@ -100,7 +108,7 @@ class StepDurations:
             return seen[key]
         return max(seen.values())
 
-    def save(self, observed, imports=None):
+    def save(self, observed, imports=None) -> None:
         """observed: [(step_id, program key, seconds)]; imports: as ImportCosts.merge takes them."""
         if not imports:
             imports = {}

@@ -6,16 +6,19 @@ peer that has not shown the pool's key first (server.py).
 """
 import pickle
 import struct
+from typing import Any
 
 _LENGTH = struct.Struct('!Q')
 
 
-def send(sock, message):
+def send(sock, message) -> None:
+    """Send `message`, pickled, with its length in front."""
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     sock.sendall(_LENGTH.pack(len(data)) + data)
 
 
-def exactly(sock, size):
+def exactly(sock, size) -> bytes | None:
+    """`size` bytes from `sock`, or None once the other end has gone."""
     chunks, left = [], size
     while left:
         chunk = sock.recv(min(left, 1 << 20))
@@ -26,7 +29,7 @@ def exactly(sock, size):
     return b''.join(chunks)
 
 
-def receive(sock):
+def receive(sock) -> Any:
     """The next message, or None once the other end has gone (at a message boundary or not)."""
     header = exactly(sock, _LENGTH.size)
     if header is None:

@@ -12,6 +12,7 @@ import re
 import threading
 import time
 from pathlib import Path
+from typing import Any, Iterator
 
 from ..utils.workdir import remove_parts
 from ..utils.writes import append_synced, replace_whole
@@ -22,7 +23,7 @@ _STEP_ID = re.compile(rb'"step_id":\s*"([^"\\]+)"')
 _SAMPLE = re.compile(rb'"sample":\s*(\d+)')
 
 
-def record_key(step_id, sample=0):
+def record_key(step_id, sample=0) -> str:
     """How a step's record is found: its step id, and for the second and later samples of a
     problem (infer_cfg n > 1) `step_id@sample`, so one sample's files read as before."""
     return step_id if not sample else f'{step_id}@{sample}'
@@ -38,10 +39,11 @@ class PredictionStore:
         self._lock = threading.Lock()     # appends may come from several threads
         self._read = None                 # [file identity, bytes read, latest records] (load)
 
-    def exists(self):
+    def exists(self) -> bool:
+        """Whether the file (or the one it goes on from) exists."""
         return self.path.is_file() or bool(self.base and self.base.exists())
 
-    def records(self):
+    def records(self) -> Iterator[Prediction]:
         """Every record (a Prediction) in file order, superseded ones included. A torn last line
         (crash mid-write) is skipped."""
         if self.base:
@@ -58,7 +60,7 @@ class PredictionStore:
                 except ValueError:
                     continue
 
-    def load(self):
+    def load(self) -> dict[str, Prediction]:
         """record_key(step_id, sample) -> latest record (a Prediction).
 
         The file only grows (records are appended), so a store reads it once and then only what
@@ -91,7 +93,7 @@ class PredictionStore:
         self._read[1] = offset + complete
         return dict(latest)
 
-    def append(self, record):
+    def append(self, record) -> None:
         """Append one record (a Prediction, or a dict checked as one) and sync it to disk."""
         line = json.dumps(as_prediction(record).to_json(), ensure_ascii=False) + '\n'
         with self._lock:
@@ -108,7 +110,7 @@ class PredictionStore:
         except OSError:    # missing or empty file
             return False
 
-    def torn(self):
+    def torn(self) -> list[tuple[int, str | None]]:
         """[(line number, record_key or None)] of the lines of this file that hold no record: cut
         short by a crash between write and flush (the last line, or one a later append went on
         after). The key is read from what is left of the line, when it got that far."""
@@ -128,13 +130,13 @@ class PredictionStore:
                     found.append((number, key))
         return found
 
-    def set_aside(self, why):
+    def set_aside(self, why) -> None:
         """Rename the file out of the way (kept for inspection); the next append starts anew."""
         if self.path.is_file():
             stamp = time.strftime('%Y%m%d_%H%M%S')
             os.replace(self.path, self.path.with_name(f'{self.path.stem}.{why}-{stamp}{self.path.suffix}'))
 
-    def usage(self):
+    def usage(self) -> dict[str, Any]:
         """What answering cost: requests, tokens and model time over every record (retried
         steps included), and the steps whose latest record has an answer or an error."""
         totals = {'steps answered': 0, 'requests': 0, 'prompt tokens': 0, 'completion tokens': 0,
@@ -152,13 +154,15 @@ class PredictionStore:
         totals['model time (s)'] = round(totals['model time (s)'], 3)
         return totals
 
-    def digest(self):
+    def digest(self) -> str | None:
+        """16 hex digits of the file's sha256: what the answers were, for a stored verdict; None
+        where there is no file."""
         if not self.path.is_file():
             return None
         return hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
 
 
-def merge_parts(final_path, part_paths):
+def merge_parts(final_path, part_paths) -> None:
     """Append the part files' records to the final file (in one atomic replace) and remove the
     parts. Lines the final file already holds are not added again, so a merge cut short between
     the replace and the removal can simply run again."""

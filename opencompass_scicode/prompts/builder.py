@@ -7,26 +7,29 @@ picks the file; this module only fills it.
 """
 
 
-def step_text(step, with_bg):
+def step_text(step, with_bg) -> str:
+    """A step's description, with its background when `with_bg`."""
     # The official generator appends the background even when it is empty.
     if with_bg:
         return step.description + '\n' + step.background
     return step.description
 
 
-def previous_steps_text(steps, codes, with_bg):
+def previous_steps_text(steps, codes, with_bg) -> str:
+    """The earlier steps' texts, each followed by its code, as the official prompt shows them."""
     parts = []
     for step, code in zip(steps, codes):
         parts.extend([step_text(step, with_bg), code, '------'])
     return '\n\n'.join(parts[:-1])
 
 
-def next_step_text(step, with_bg):
+def next_step_text(step, with_bg) -> str:
+    """The text of the step being asked, then its function header and return line."""
     header = step.function_header + '\n\n' + step.return_line
     return '\n\n'.join([step_text(step, with_bg), header])
 
 
-def build_prompt(template, problem, step_index, prior_codes, with_bg):
+def build_prompt(template, problem, step_index, prior_codes, with_bg) -> str:
     """Prompt for step `step_index` (1-based) given the code of the steps before it."""
     steps = problem.steps[:step_index - 1]
     if len(prior_codes) != len(steps):
@@ -39,7 +42,7 @@ def build_prompt(template, problem, step_index, prior_codes, with_bg):
     )
 
 
-def build_chat_prompt(template, problem, step_index, with_bg, earlier_steps_note, given=(), given_note=''):
+def build_chat_prompt(template, problem, step_index, with_bg, earlier_steps_note, given=(), given_note='') -> str:
     """A later turn of the chat mode: the earlier steps are already in the conversation, except
     prefilled steps (13.6, 62.1, 76.3), never asked, whose code no turn holds: `given` is
     [(step, code)] of those right before this one, shown after `given_note`."""

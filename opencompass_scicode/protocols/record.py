@@ -13,6 +13,7 @@ fingerprint of all of them.
 """
 import hashlib
 import json
+from typing import Any
 
 from ..errors import ConfigError, did_you_mean
 from .knobs import ANY, BY_NAME, KNOBS, TOOL_ONLY, UNSET
@@ -21,7 +22,7 @@ from .table import DEFAULT, PROTOCOLS
 EVALUATOR = 'SciCodeEvaluator'
 
 
-def check_name(name, key='protocol'):
+def check_name(name, key='protocol') -> str:
     """`name` if it names a protocol; else a ConfigError listing them all (before any work)."""
     if isinstance(name, str) and name in PROTOCOLS:
         return name
@@ -31,7 +32,8 @@ def check_name(name, key='protocol'):
                       fix=f'{hint}use one of {names} (docs/protocols.md shows them side by side)')
 
 
-def values_of(name):
+def values_of(name) -> dict[str, Any]:
+    """The knob values of protocol `name`; ConfigError for an unknown name."""
     return PROTOCOLS[check_name(name)]['values']
 
 
@@ -53,7 +55,7 @@ def _sections(entry):
     return entry, {'dataset': entry, 'infer_cfg': infer, 'evaluator': evaluator}
 
 
-def apply(entry, key='protocol'):
+def apply(entry, key='protocol') -> dict[str, Any]:
     """The dataset entry with the protocol's knobs filled in where it sets none (a new dict)."""
     name = check_name(entry.get('protocol', DEFAULT), key=key)
     values = PROTOCOLS[name]['values']
@@ -78,7 +80,7 @@ def _given(knob, places):
     return knob.name in places[knob.section] or (old is not None and knob.name in places[old])
 
 
-def knob_values(entry, answers=None):
+def knob_values(entry, answers=None) -> dict[str, Any]:
     """{knob: value} as `entry` (after apply) sets them; `answers`: the settings the answers were
     made with (the predictions' settings), which win for the knobs of the answers."""
     _, places = _sections(entry)
@@ -102,7 +104,7 @@ def _class_default(name):
     return UNSET[name] if value == ANY else value
 
 
-def overrides(name, values):
+def overrides(name, values) -> dict[str, Any]:
     """{knob: value} of `values` that differ from protocol `name`'s."""
     own = PROTOCOLS[check_name(name)]['values']
     diff = {}
@@ -123,7 +125,8 @@ def _plain(value):
     return value
 
 
-def value_text(value):
+def value_text(value) -> str:
+    """A knob's value as it appears in a protocol's name (`timeout=300`, `none`)."""
     if isinstance(value, (list, tuple)):
         return ','.join(map(str, value))
     if value is None:
@@ -133,19 +136,19 @@ def value_text(value):
     return str(value)
 
 
-def honest_name(name, values):
+def honest_name(name, values) -> str:
     """`name`, with each knob that differs from the protocol's: `official+timeout=300`."""
     diff = overrides(name, values)
     return name + ''.join(f'+{knob}={value_text(value)}' for knob, value in diff.items())
 
 
-def fingerprint(values):
+def fingerprint(values) -> str:
     """8 hex digits over every knob's value: equal fingerprints, equal protocols."""
     blob = json.dumps({k: _plain(v) for k, v in values.items()}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode('utf-8')).hexdigest()[:8]
 
 
-def record(entry, answers=None):
+def record(entry, answers=None) -> dict[str, Any]:
     """The protocol record of a results file: {'name', 'base', 'fingerprint', 'knobs', 'overrides',
     'reproduces'} for the (applied) dataset entry and the settings its answers were made with."""
     base = check_name(entry.get('protocol', DEFAULT))
@@ -155,5 +158,6 @@ def record(entry, answers=None):
             'reproduces': PROTOCOLS[base]['reproduces']}
 
 
-def phase_of(knob):
+def phase_of(knob) -> str:
+    """The phase knob `knob` acts in: `answers` or `scoring`."""
     return BY_NAME[knob].phase

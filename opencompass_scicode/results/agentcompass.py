@@ -18,7 +18,7 @@ PREFILLED_NOTE = 'official prefilled step'
 COUNTS = ('main_problem_resolved', 'main_problem_total', 'subproblem_correct', 'subproblem_total')
 
 
-def run_dir_of(work_dir, model, timestamp, dataset=None):
+def run_dir_of(work_dir, model, timestamp, dataset=None) -> Path:
     """Where one (model, dataset) run's files go: `<run>` is the run's timestamp (and the dataset
     when the config has several)."""
     run = timestamp if dataset is None else f'{timestamp}_{dataset}'
@@ -99,7 +99,7 @@ def _rate(part, whole):
 SUMMARY_COLUMNS = ('main_problem_resolve_rate', 'subproblem', 'Total', 'Evaluated', 'Error') + COUNTS
 
 
-def protocol_lines(results):
+def protocol_lines(results) -> list[str]:
     """What made the numbers (ours, beside AgentCompass's fields): protocol, fingerprint, libraries,
     targets."""
     protocol = results.protocol or {}
@@ -110,7 +110,7 @@ def protocol_lines(results):
             f'- targets sha256: {results.targets_sha256 or "unrecorded"}', '']
 
 
-def summary_text(model, run, evaluations, categories, results=None):
+def summary_text(model, run, evaluations, categories, results=None) -> str:
     """summary.md: the rates (subproblem micro-averaged), counts, and the same by category;
     `results` (our results file): the protocol lines under the title."""
     overall = _counts(evaluations)
@@ -126,7 +126,7 @@ def summary_text(model, run, evaluations, categories, results=None):
     return '\n'.join(lines) + '\n'
 
 
-def write_agentcompass_files(work_dir, timestamp, results_path, predictions_path, categories, dataset=None):
+def write_agentcompass_files(work_dir, timestamp, results_path, predictions_path, categories, dataset=None) -> Path | None:
     """Write one (model, dataset) run's AgentCompass files from our results and predictions
     files; `categories`: problem id -> category. Their directory, or None without results."""
     if not Path(results_path).is_file():

@@ -8,12 +8,13 @@ problems with no listed step.
 import json
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 DEFECTS_FILE = Path(__file__).with_name('known_defects.json')
 
 
 @lru_cache(maxsize=1)
-def known_defects():
+def known_defects() -> tuple[frozenset[str], dict[str, Any]]:
     """(the listed step ids, where they come from)."""
     data = json.loads(DEFECTS_FILE.read_text(encoding='utf-8'))
     steps = frozenset(s for listed in data['lists'] for s in listed['steps'])
@@ -22,7 +23,7 @@ def known_defects():
     return steps, source
 
 
-def excluding_known_defects(problems):
+def excluding_known_defects(problems) -> dict[str, Any]:
     """The rates of a results file's `problems` without the listed steps."""
     listed, source = known_defects()
     excluded = resolved = clean_problems = correct = total = 0

@@ -13,6 +13,7 @@ file: hashes of the code, the targets' digest, the verdict settings, the scoring
 and their verdicts, the protocol, and so on. Nothing here opens a file.
 """
 import hashlib
+from typing import Any
 
 # Evaluator settings that can change a verdict (a results file's `evaluator`), as the reasons name them.
 VERDICT_SETTINGS = ('timeout', 'memory_limit_mb', 'max_processes', 'max_file_mb', 'max_output_bytes',
@@ -24,20 +25,20 @@ def _digest(text):
     return hashlib.sha256(text.strip().encode('utf-8')).hexdigest()[:16] if text and text.strip() else None
 
 
-def field(obj, name, default=None):
+def field(obj, name, default=None) -> Any:
     """A field of a record as a results file's JSON holds it (a dict) or as it is read (a typed
     record, results/schema.py); `default` where it has none."""
     value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
     return default if value is None else value
 
 
-def code_of(record):
+def code_of(record) -> str | None:
     """The code a step record's answer ran (a whole program where one was given), or None."""
     answer = field(record, 'answer', {})
     return field(answer, 'program') or field(answer, 'code')
 
 
-def side(record, earlier, results):
+def side(record, earlier, results) -> dict[str, Any]:
     """What the reasons compare of one side: `record` (a step's entry in a results file, answer
     and all), `earlier` (the entries of the steps before it in its problem, same sample) and
     `results` (its results file, or just its top-level fields); each a dict or a typed record."""
@@ -65,7 +66,7 @@ def _failure(s):
     return (s['category'], s['error_type'], s['failed_test'], s['value'])
 
 
-def change(a, b):
+def change(a, b) -> str:
     """'fixed', 'broken', 'changed' (both fail, differently) or 'unchanged', from a to b."""
     if (a['status'] == 'pass') != (b['status'] == 'pass'):
         return 'fixed' if b['status'] == 'pass' else 'broken'
@@ -157,7 +158,7 @@ REASONS = [_no_code, _different_code, _different_earlier_code, _timeout, _target
            _protocol, _same_everything]
 
 
-def reason(a, b):
+def reason(a, b) -> str:
     """Why a step changed from side `a` to side `b` (see `side`), in one line."""
     for rule in REASONS:
         said = rule(a, b)

@@ -98,6 +98,7 @@ class StepRecord(Record):
 
     @property
     def passed(self) -> bool:
+        """Whether the step passed."""
         return self.status == 'pass'
 
     @property

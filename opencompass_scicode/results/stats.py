@@ -7,6 +7,7 @@ so a rerun prints the same numbers. With 15 validation problems the interval
 of the main-problem rate is about +-25 points: read small differences with it.
 """
 import numpy as np
+from typing import Any
 
 RESAMPLES = 2000
 SEED = 20240101
@@ -46,7 +47,7 @@ def _interval(values):
     return [round(float(low), 2), round(float(high), 2)]
 
 
-def intervals(problems, resamples=RESAMPLES, seed=SEED):
+def intervals(problems, resamples=RESAMPLES, seed=SEED) -> dict[str, list[float]]:
     """{'main_problem_resolve_rate_ci95': [lo, hi], 'subproblem_ci95': [lo, hi]} in percent."""
     if not problems:
         return {'main_problem_resolve_rate_ci95': [0.0, 0.0], 'subproblem_ci95': [0.0, 0.0]}
@@ -55,7 +56,7 @@ def intervals(problems, resamples=RESAMPLES, seed=SEED):
     return {'main_problem_resolve_rate_ci95': _interval(main), 'subproblem_ci95': _interval(sub)}
 
 
-def paired_difference(first, second, resamples=RESAMPLES, seed=SEED):
+def paired_difference(first, second, resamples=RESAMPLES, seed=SEED) -> dict[str, Any]:
     """second minus first, on the problems both scored, resampled together.
 
     Returns {'problems': n, 'main': (difference, [lo, hi]), 'subproblem': (difference, [lo, hi])}

@@ -63,6 +63,7 @@ class _Packer:
         self.texts = {}
 
     def ref(self, text: str) -> str:
+        """The reference to `text` (its hash); the text itself is kept once."""
         digest = text_hash(text)
         self.texts.setdefault(digest, text)
         return digest

@@ -13,6 +13,7 @@ import time
 import traceback
 
 from rich.console import Console
+from typing import Any
 
 from ..errors import UserFacingError
 from ..tasks.contract import EXIT_FAILED, EXIT_INTERRUPTED, TaskStatus, status_of
@@ -38,29 +39,31 @@ class BaseRunner:
         self.console = Console(stderr=True)
 
     # ------------------------------------------------------------ to implement
-    def start(self, spec, parallel):
+    def start(self, spec, parallel) -> Any:
         """Start a task; return a handle. `parallel`: how many tasks of this launch may run at once."""
         raise NotImplementedError
 
-    def refresh(self, handles):
+    def refresh(self, handles) -> None:
         """Called before the tasks in flight are polled, with their handles."""
 
-    def poll(self, handle):
+    def poll(self, handle) -> TaskStatus | None:
         """A TaskStatus once the task has ended for good, else None."""
         raise NotImplementedError
 
-    def stop(self, handles):
+    def stop(self, handles) -> None:
         """Stop these tasks, which are still running."""
         raise NotImplementedError
 
-    def where(self, handle):
+    def where(self, handle) -> str:
+        """Where the task of `handle` runs, in a few words for the board ('' where there is nothing
+        to add)."""
         return ''
 
-    def pause(self):
+    def pause(self) -> None:
         """Between two looks at the tasks in flight."""
         time.sleep(self.poll_interval)
 
-    def run_inline(self, spec):
+    def run_inline(self, spec) -> TaskStatus:
         """The spec's `python -m MODULE ARGS` command, run by MODULE's main() in this process."""
         module, args = _module_command(spec.command)
         self.console.print(f'[bold]running {spec.name} in-process (--debug)')
@@ -79,15 +82,15 @@ class BaseRunner:
         return status_of(spec, returncode, time.monotonic() - start, log_path='(in-process)')
 
 
-    def check(self):
+    def check(self) -> None:
         """Raise a UserFacingError if tasks cannot be started at all (before any work is done)."""
 
-    def describe(self, spec):
+    def describe(self, spec) -> str:
         """How this runner would start the task (for --dry-run)."""
         return ' '.join(spec.command)
 
     # ------------------------------------------------------------ the loop
-    def launch(self, specs, title=''):
+    def launch(self, specs, title='') -> list[TaskStatus]:
         """Run TaskSpecs; return a TaskStatus per spec, in order."""
         if not specs:
             return []

@@ -44,7 +44,9 @@ class TaskBoard:
     def __exit__(self, *exc):
         return self.bar.__exit__(*exc)
 
-    def show(self, where, ended):
+    def show(self, where, ended) -> None:
+        """Redraw the board: each task's progress, `where` it runs ({name: where}) and how those
+        `ended` ({name: TaskStatus}) ended."""
         infos = {spec.name: read_progress(spec.progress_path) for spec in self.specs}
         for spec in self.specs:
             info = infos[spec.name]

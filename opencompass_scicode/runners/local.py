@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..tasks.contract import status_of
+from ..tasks.contract import TaskStatus, status_of
 from ..utils.lifeline import PARENT_ENV, RUN_ENV
 from ..utils.parallel import PARALLEL_ENV
 from ..utils.procs import drain, kill, wake_on_child_exit
@@ -43,7 +43,7 @@ class LocalRunner(BaseRunner):
         self._wakeup = None         # read end of the pipe SIGCHLD writes to, while launching
         self._launcher = None       # while launching, with warm_start
 
-    def launch(self, specs, title=''):
+    def launch(self, specs, title='') -> list[TaskStatus]:
         if self.debug or not self.warm_start or not specs:
             return self._launch(specs, title)
         preload = list(dict.fromkeys(name for spec in specs for name in spec.preload))
@@ -67,7 +67,9 @@ class LocalRunner(BaseRunner):
             finally:
                 self._wakeup = None
 
-    def pause(self):
+    def pause(self) -> None:
+        """Wait until a task may have ended (a child exits, the launcher says so) or the poll
+        interval passes."""
         watched = [w for w in (self._wakeup, self._launcher) if w is not None]
         if not watched:
             time.sleep(self.poll_interval)
@@ -78,7 +80,7 @@ class LocalRunner(BaseRunner):
         if self._wakeup in ready:
             drain(self._wakeup)
 
-    def start(self, spec, parallel):
+    def start(self, spec, parallel) -> '_Process':
         log_path = Path(spec.log_path)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, **spec.env)
@@ -94,7 +96,7 @@ class LocalRunner(BaseRunner):
                                     stdin=subprocess.DEVNULL, env=env, start_new_session=True)
         return _Process(spec, proc, time.monotonic(), proc.pid)
 
-    def poll(self, handle):
+    def poll(self, handle) -> TaskStatus | None:
         returncode = self._returncode(handle)
         if returncode is None:
             return None
@@ -103,7 +105,7 @@ class LocalRunner(BaseRunner):
     def _returncode(self, handle):
         return handle.proc.poll() if handle.proc is not None else self._launcher.returncode(handle.pid)
 
-    def stop(self, handles):
+    def stop(self, handles) -> None:
         kill([h.pid for h in handles], signal.SIGINT, group=True, denied_ok=True)
         deadline = time.monotonic() + 5
         for handle in handles:

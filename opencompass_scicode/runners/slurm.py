@@ -93,7 +93,9 @@ class SlurmRunner(BaseRunner):
         self._asked_at = None
 
     # ------------------------------------------------------------ before anything is submitted
-    def check(self):
+    def check(self) -> None:
+        """Check before any work that Slurm's commands exist and the partition is there; ConfigError
+        otherwise."""
         missing = [c for c in COMMANDS if shutil.which(c) is None]
         if missing:
             raise ConfigError(f'--slurm: {", ".join(missing)} not found on this machine; Slurm\'s '
@@ -109,7 +111,8 @@ class SlurmRunner(BaseRunner):
                               fix=f'use one of: {", ".join(partitions) or "(none listed by sinfo)"}')
 
     # ------------------------------------------------------------ submission
-    def sbatch_args(self, spec):
+    def sbatch_args(self, spec) -> list[str]:
+        """The sbatch command line of `spec`'s job."""
         res = spec.resources or {}
         shares = bool(res.get('shares_cpu'))
         # a job that only waits on an API needs one CPU, whatever the other jobs are given
@@ -130,7 +133,7 @@ class SlurmRunner(BaseRunner):
             args.append(f'--gres=gpu:{res["gpus"]}')
         return args + self.extra_args + [str(_script_path(spec))]
 
-    def describe(self, spec):
+    def describe(self, spec) -> str:
         return shlex.join(self.sbatch_args(spec))
 
     def _script(self, spec):
@@ -150,22 +153,22 @@ class SlurmRunner(BaseRunner):
                                   fix='check the runner options (partition, qos, time, mem, extra_args)')
         return out.stdout.strip().split(';')[0]
 
-    def start(self, spec, parallel):
+    def start(self, spec, parallel) -> '_Job':
         return _Job(spec, self._submit(spec), time.monotonic())
 
     # ------------------------------------------------------------ watching
-    def where(self, job):
+    def where(self, job) -> str:
         again = f' (attempt {job.attempt})' if job.attempt > 1 else ''
         return f'job {job.job_id} {job.state}{again}'
 
-    def refresh(self, jobs):
+    def refresh(self, jobs) -> None:
         """One `squeue` for every job in flight, at most once per squeue_interval."""
         now = time.monotonic()
         if self._asked_at is None or now - self._asked_at >= self.squeue_interval:
             self._states = _squeue([j.job_id for j in jobs]) if jobs else {}
             self._asked_at = now
 
-    def poll(self, job):
+    def poll(self, job) -> TaskStatus | None:
         code = _exit_code(job.spec)
         if code is not None:
             # The job script's last act: the task has ended (the file is removed before every
@@ -203,7 +206,7 @@ class SlurmRunner(BaseRunner):
         status.note = '; '.join(n for n in (status.note, f'job {how}') if n)
         return status
 
-    def stop(self, jobs):
+    def stop(self, jobs) -> None:
         ids = [j.job_id for j in jobs]
         if not ids:
             return

@@ -28,6 +28,7 @@ import select
 import signal
 import subprocess
 import sys
+from typing import Iterator
 
 # The launcher's own module: not imported by this package, so that `python -m` runs it fresh.
 MODULE = 'opencompass_scicode.runners.warm_launcher'
@@ -51,20 +52,20 @@ class Launcher:
         self.ended = {}          # pid -> exit code
         self.refused = set()     # request ids it could not fork
 
-    def fileno(self):
+    def fileno(self) -> int:
         """Readable when the launcher has news (for select)."""
         return self.proc.stdout.fileno()
 
-    def serves(self, env):
+    def serves(self, env) -> bool:
         """Still running, with the import path `env` asks for (PYTHONPATH is read once, at start-up)."""
         return self.proc.poll() is None and env.get('PYTHONPATH') == self.env.get('PYTHONPATH')
 
-    def fits(self, command, env):
+    def fits(self, command, env) -> bool:
         """Can this task be forked here: `python -m MODULE ...` with this interpreter, by a launcher
         that serves its environment."""
         return len(command) >= 3 and command[0] == sys.executable and command[1] == '-m' and self.serves(env)
 
-    def preload(self, modules):
+    def preload(self, modules) -> None:
         """Import these too, before the tasks asked for after this call are forked."""
         missing = [m for m in modules if m not in self.preloaded]
         if missing:
@@ -80,7 +81,7 @@ class Launcher:
             return False
         return True
 
-    def start(self, name, command, env, log_path):
+    def start(self, name, command, env, log_path) -> int | None:
         """Fork a task; its pid, or None if the launcher could not (it is gone, or the fork
         failed): then nothing was started."""
         self._next += 1
@@ -94,7 +95,7 @@ class Launcher:
                 return self.pids.get(self._next)
             select.select([self], [], [], 1.0)
 
-    def read(self):
+    def read(self) -> None:
         """Take in what the launcher said so far."""
         try:
             while chunk := os.read(self.fileno(), 65536):
@@ -111,7 +112,7 @@ class Launcher:
             else:
                 self.refused.add(event['id'])
 
-    def returncode(self, pid):
+    def returncode(self, pid) -> int | None:
         """None while the task runs; its exit code once it has ended (-N: killed by signal N)."""
         self.read()
         if pid in self.ended:
@@ -121,7 +122,7 @@ class Launcher:
             return self.ended.setdefault(pid, -signal.SIGKILL)
         return None
 
-    def close(self, grace_s=10.0):
+    def close(self, grace_s=10.0) -> None:
         """Let the launcher go: it leaves at the end of its stdin (killed if it has not after
         `grace_s`: it forks tasks, it never waits for them)."""
         try:
@@ -140,7 +141,7 @@ _shared = None      # the launchers of the run under way, inside shared_launcher
 
 
 @contextlib.contextmanager
-def shared_launchers():
+def shared_launchers() -> Iterator[None]:
     """Within this block, launches keep their launcher for the launches that follow (see the
     module's docstring); all are closed when it ends."""
     global _shared
@@ -153,7 +154,7 @@ def shared_launchers():
             launcher.close()
 
 
-def launcher_for(preload, env, logs):
+def launcher_for(preload, env, logs) -> tuple['Launcher', bool]:
     """(a launcher that has imported `preload`, whether the caller closes it after its launch).
     Inside shared_launchers(): one kept from an earlier launch with the same import path, if it
     still runs, else a new one kept for later; outside: a new one of the caller's."""

@@ -76,7 +76,9 @@ def _import(modules):
             pass
 
 
-def serve(preload):
+def serve(preload) -> None:
+    """Run the warm launcher: import `preload`, then fork a task per request read on stdin until it
+    closes."""
     try:
         _serve(preload)
     except BrokenPipeError:

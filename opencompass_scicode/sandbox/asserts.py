@@ -14,6 +14,7 @@ form does not compile runs as written, without captures.
 import ast
 from dataclasses import dataclass, field
 from typing import Optional
+from types import CodeType
 
 PREFIX = '_scicode_seen_'
 # Comparison helpers of the SciCode tests (numpy's and scicode.compare.cmp's), by their last name.
@@ -46,7 +47,9 @@ class AssertSite:
     text: str
     comparisons: list
 
-    def names(self):
+    def names(self) -> list[str]:
+        """The hidden names the assert's comparisons bind (results, sides, options), each once, in
+        order."""
         names = [c.result for c in self.comparisons] + [n for c in self.comparisons for n, _ in c.sides] + \
             [n for c in self.comparisons for n in c.options.values()]
         return list(dict.fromkeys(names))
@@ -74,25 +77,25 @@ class _Capture:
         self.comparisons = []
         self.count = 0
 
-    def name(self):
+    def name(self) -> str:
         self.count += 1
         return f'{self.prefix}{self.count}'
 
-    def text(self, node):
+    def text(self, node) -> str:
         return _cut(ast.get_source_segment(self.source, node) or ast.unparse(node))
 
-    def captured(self, node):
+    def captured(self, node) -> tuple[ast.expr, str]:
         """(node, its hidden name): an operand that is itself a captured comparison keeps its name."""
         if isinstance(node, ast.NamedExpr) and node.target.id.startswith(self.prefix):
             return node, node.target.id
         name = self.name()
         return self.bind(node, name), name
 
-    def bind(self, node, name):
+    def bind(self, node, name) -> ast.NamedExpr:
         named = ast.NamedExpr(target=ast.Name(id=name, ctx=ast.Store()), value=node)
         return ast.copy_location(named, node)
 
-    def walk(self, node, parent=None):
+    def walk(self, node, parent=None) -> ast.AST:
         """`node` with its comparisons captured (children first: they are evaluated first)."""
         if isinstance(node, ast.Call):
             short, full = _helper_name(node.func)
@@ -154,7 +157,7 @@ class _Capture:
         comparison.result = self.name()
         return self.bind(node, comparison.result)
 
-    def whole(self, node):
+    def whole(self, node) -> ast.NamedExpr:
         """An assert over a computed value, no comparison in it: the value itself."""
         comparison = Comparison('value', self.text(node), [], '')
         name = self.name()
@@ -169,7 +172,7 @@ class _Asserts(ast.NodeTransformer):
         self.source = source
         self.sites = []
 
-    def visit_Assert(self, node):
+    def visit_Assert(self, node) -> list[ast.stmt]:
         capture = _Capture(self.source, len(self.sites) + 1)
         test = capture.walk(node.test)
         node.test = test if capture.comparisons else capture.whole(test)
@@ -179,11 +182,11 @@ class _Asserts(ast.NodeTransformer):
                            value=ast.Constant(...))
         return [ast.copy_location(reset, node), node]
 
-    def text(self, node):
+    def text(self, node) -> str:
         return _cut(ast.get_source_segment(self.source, node) or ast.unparse(node))
 
 
-def instrument(source, filename):
+def instrument(source, filename) -> tuple[CodeType, list[AssertSite]]:
     """(code object, [AssertSite]) for a test's source; raises SyntaxError as compile() would.
 
     Without asserts, or when the rewritten tree does not compile, the code is the plain
@@ -199,7 +202,7 @@ def instrument(source, filename):
     return compile(source, filename, 'exec'), []
 
 
-def forget(namespace):
+def forget(namespace) -> None:
     """Drop the hidden names from a namespace (after each test: they hold references to values)."""
     for name in [n for n in namespace if isinstance(n, str) and n.startswith(PREFIX)]:
         namespace.pop(name, None)

@@ -16,6 +16,7 @@ note, since comparing it could run the step's own code.
 """
 import sys
 import time
+from typing import Any
 
 from . import values
 
@@ -45,7 +46,7 @@ def _symbol_text(value):
     return value
 
 
-def tolerance(options, defaults=values.DEFAULT_TOLERANCE):
+def tolerance(options, defaults=values.DEFAULT_TOLERANCE) -> dict[str, float]:
     """The rtol/atol the comparison used: given ones where plain numbers, else the defaults."""
     out = {}
     for key in ('rtol', 'atol'):
@@ -59,7 +60,7 @@ def _equal_nan(options):
     return flag is True or (values._numpy_scalar(flag) and bool(flag))
 
 
-def numbers(a, b, tol, equal_nan=False):
+def numbers(a, b, tol, equal_nan=False) -> dict[str, Any] | None:
     """values.arrays on two sides, or None when either is not plain numbers."""
     x, y = values.numeric(a), values.numeric(b)
     if x is None or y is None:
@@ -75,13 +76,14 @@ class _Look:
         self.ratio = 0.0
         self.complete = True        # every element was looked at and had a ratio (or was equal)
 
-    def late(self):
+    def late(self) -> bool:
+        """Whether the time to look is up (the look is then incomplete)."""
         if time.monotonic() > self.deadline:
             self.complete = False
             return True
         return False
 
-    def item(self, left, right, tol):
+    def item(self, left, right, tol) -> tuple[bool | None, dict[str, Any]]:
         """(same?, detail) of one element under the official per-item rule; same is None when it
         cannot be told here."""
         if type(left) is dict:
@@ -113,7 +115,7 @@ class _Look:
         self.complete = False
         return None, {'note': f'{values.type_name(left)} against {values.type_name(right)}: not compared here'}
 
-    def sequences(self, a, b, tol):
+    def sequences(self, a, b, tol) -> tuple[bool | None, dict[str, Any]]:
         """(same?, detail) of two lists or tuples under cmp_tuple_or_list's rule: equal length,
         then item by item; same is None when it cannot be told here."""
         if type(a) not in (list, tuple) or type(b) not in (list, tuple):
@@ -136,7 +138,9 @@ class _Look:
                 out.setdefault('first_difference', {'item': index, **detail})
         return same, out
 
-    def dicts(self, a, b, tol):
+    def dicts(self, a, b, tol) -> tuple[bool | None, dict[str, Any]]:
+        """(same?, detail) of two dicts under are_dicts_close's rule: the same keys, each value
+        close."""
         if type(a) is not dict or type(b) is not dict:
             self.complete = False
             return None, {'note': f'{values.type_name(a)} against {values.type_name(b)}: not looked into'}
@@ -173,7 +177,7 @@ def _float(x):
     return x if isinstance(x, float) else float('inf')
 
 
-def explain(form, sides, options):
+def explain(form, sides, options) -> dict[str, Any]:
     """{'form', 'sides', and what differs}. `sides`: [(value, its source, role)], the evaluated
     operands in order; `options`: captured rtol/atol/equal_nan values."""
     out = {'form': form, 'sides': [values.side(v, text, role) for v, text, role in sides]}
@@ -209,7 +213,7 @@ def explain(form, sides, options):
     return out
 
 
-def first_path(difference):
+def first_path(difference) -> tuple[str, dict[str, Any]]:
     """(path, detail) of the first element that differs in a nested difference: the path in
     Python's own subscript form (`[2]['energy']`: item 2, then key 'energy'), and the detail of
     that element (itself where nothing is nested)."""
@@ -233,7 +237,7 @@ def _name_first(difference, matrix=False):
             difference['max_abs_diff'] = leaf['max_abs_diff']
 
 
-def near_miss(difference, look):
+def near_miss(difference, look) -> bool:
     """Off by less than NEAR_MISS_RATIO times the tolerance, everywhere it was compared."""
     if 'tolerance_ratio' in difference:         # one pair of arrays
         bad = ('shape_mismatch', 'nan_mismatch', 'elements_compared')

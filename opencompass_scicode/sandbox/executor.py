@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from ..utils.fingerprint import value_digest
 from ..utils.pythonpath import with_package
@@ -54,7 +54,9 @@ class StepRun:
     targets_digest: str = ''   # of the expected values the step was given (pickled_targets)
 
 
-def worker_env(threads):
+def worker_env(threads) -> dict[str, str]:
+    """The environment of a worker process: `threads` threads for the numerical libraries, bytecode
+    caching on."""
     env = dict(os.environ)
     env['PYTHONPATH'] = with_package(env.get('PYTHONPATH'))
     env.pop('PYTHONDONTWRITEBYTECODE', None)   # workers start faster with cached bytecode
@@ -64,7 +66,7 @@ def worker_env(threads):
     return env
 
 
-def pickled_targets(job):
+def pickled_targets(job) -> tuple[bytes, str]:
     """(the step's expected values pickled, their digest): read here so that workers need neither
     h5py nor the file. The digest (utils/fingerprint.py, value_digest) names the values whatever
     library versions pickled them: a step whose targets changed says so in its record."""
@@ -72,7 +74,9 @@ def pickled_targets(job):
     return pickle.dumps(targets, protocol=pickle.HIGHEST_PROTOCOL), value_digest(targets)
 
 
-def parse_events(text, nonce):
+def parse_events(text, nonce) -> list[dict[str, Any]]:
+    """The harness's events in a step's report `text`; a line that is no JSON is `garbled`, one
+    without this run's `nonce` `forged`."""
     events = []
     for line in text.splitlines():
         try:
@@ -112,7 +116,7 @@ class _Worker:
         # Written and read with deadlines, on the descriptors (the file objects only close them).
         os.set_blocking(self.jobs.fileno(), False)
 
-    def run(self, payload):
+    def run(self, payload) -> dict[str, Any]:
         """The worker's result; {'error': ..., 'worker_lost': True} if it died or did not answer in time."""
         waited = payload.get('limits', {}).get('timeout', 0) + self.GRACE_S
         started = time.monotonic()
@@ -133,7 +137,7 @@ class _Worker:
         except (BrokenPipeError, OSError) as exc:
             return {'error': f'worker died: {exc}', 'worker_lost': True, 'worker_died': True}
 
-    def kill(self):
+    def kill(self) -> bool:
         """False if we cannot: a zygote's worker that has not announced itself yet (it will
         find its channel closed when it gets going, and leave)."""
         try:
@@ -147,14 +151,14 @@ class _Worker:
             pass
         return True
 
-    def lost(self):
+    def lost(self) -> None:
         """After it died or was killed: close our ends and sweep what it left (see leftovers.py)."""
         self.close()
         pid = self.pid or (self.proc.pid if self.proc is not None else None)
         if pid is not None:
             sweep_worker(pid)
 
-    def close(self):
+    def close(self) -> None:
         for stream in (self.jobs, self.results, self.control):
             try:
                 if stream is not None:
@@ -195,7 +199,7 @@ class _Reader:
     def __init__(self, fd, deadline):
         self.fd, self.deadline = fd, deadline
 
-    def read(self, size):
+    def read(self, size) -> bytes:
         chunks = []
         while size > 0:
             _wait_for(self.fd, self.deadline)
@@ -206,12 +210,12 @@ class _Reader:
             size -= len(chunk)
         return b''.join(chunks)
 
-    def readinto(self, buffer):
+    def readinto(self, buffer) -> int:
         data = self.read(len(buffer))
         buffer[:len(data)] = data
         return len(data)
 
-    def readline(self):
+    def readline(self) -> bytes:
         line = bytearray()
         while not line.endswith(b'\n'):
             char = self.read(1)
@@ -266,7 +270,7 @@ class _BaseExecutor:
         self.threads = threads or max(1, cpus // self.workers)
         self.preload = tuple(dict.fromkeys(BASE_PRELOAD + tuple(preload)))
 
-    def prefetch(self, jobs):
+    def prefetch(self, jobs) -> None:
         """Read the targets of `jobs`, in this order, in the background (up to PREFETCH_BYTES):
         while workers start up, a core is idle."""
         if self._prefetch_thread is not None:
@@ -326,7 +330,7 @@ class _BaseExecutor:
         run.stack = result.get('stack', '')
         return run
 
-    def run(self, job, slot=0):
+    def run(self, job, slot=0) -> StepRun:
         """Run `job` on worker `slot`; one caller per slot at a time."""
         nonce, payload = self._payload(job)
         result = payload if 'error' in payload else self._execute(job, payload, slot)
@@ -341,13 +345,15 @@ class _BaseExecutor:
     def __exit__(self, *exc):
         self.close()
 
-    def start(self):
+    def start(self) -> None:
+        """Start the workers now (else on the first run)."""
         sweep_once()            # what workers killed outright before left behind
 
-    def abandon(self, slot, job):
+    def abandon(self, slot, job) -> None:
         """Stop `job` if worker `slot` runs it now, where that can be done (see ForkServerExecutor)."""
 
-    def close(self):
+    def close(self) -> None:
+        """Stop what runs beside the workers (prefetching targets)."""
         self._stop_prefetching()
 
 
@@ -355,7 +361,7 @@ class ForkServerExecutor(_BaseExecutor):
     name = 'forkserver'
     copy_s = 0.02
 
-    def start(self):
+    def start(self) -> None:
         super().start()
         self._zygote, channels = _spawn_zygote(self.workers, self.preload, self.threads, self.python)
         self._slots = [_Worker(self.preload, self.threads, channel) for channel in channels]
@@ -384,14 +390,14 @@ class ForkServerExecutor(_BaseExecutor):
                 self.loaded[slot] = set(self.preload)
         return result
 
-    def abandon(self, slot, job):
+    def abandon(self, slot, job) -> None:
         """Stop `job` if worker `slot` runs it now (nobody wants its verdict any more): the worker
         is killed, its step with it, and replaced as a lost worker is."""
         with self._running_lock:
             if self._running[slot] is job and self._slots[slot].kill():
                 self._abandoned[slot] = True
 
-    def copy_worker(self, source, target):
+    def copy_worker(self, source, target) -> bool:
         """Replace worker `target` by a copy of worker `source`, imports included (about
         10 ms, where importing them again can take a second). Called by target's caller;
         waits for source's current step (and for a copy being made of target). False if
@@ -418,7 +424,7 @@ class ForkServerExecutor(_BaseExecutor):
         old.close()
         return True
 
-    def close(self):
+    def close(self) -> None:
         self._stop_prefetching()
         for worker in getattr(self, '_slots', []):
             worker.close()

@@ -18,6 +18,7 @@ import re
 import signal
 import time
 from contextlib import contextmanager
+from typing import Any, Iterator
 
 from . import asserts, comparisons, tracebacks
 
@@ -27,7 +28,7 @@ TARGET_WORDS = re.compile(r'\btargets?\b')
 INNER_CAP = 3
 
 
-def extra_time(elapsed, later_tests_s):
+def extra_time(elapsed, later_tests_s) -> float:
     """Seconds a step may go on after its verdict: the value summary, then the later tests."""
     return SUMMARY_S + min(max(elapsed, 0.0), later_tests_s)
 
@@ -38,7 +39,8 @@ class Overrun(BaseException):
 
 
 @contextmanager
-def time_limit(seconds):
+def time_limit(seconds) -> Iterator[None]:
+    """Raise Overrun in this thread once `seconds` have passed inside the block."""
     def expire(signum, frame):
         raise Overrun()
     previous = signal.signal(signal.SIGALRM, expire)
@@ -99,7 +101,7 @@ def _explained(comparison, scope):
     return out
 
 
-def explain(exc, filename, sites):
+def explain(exc, filename, sites) -> dict[str, Any] | None:
     """The comparison of the failing assert, summarised, or None when there is none to show: the
     exception did not come from an instrumented assert, or (for errors other than a failed
     assertion) the comparison's operands were not all evaluated."""
@@ -127,7 +129,7 @@ def explain(exc, filename, sites):
     return out
 
 
-def bounded(comparison):
+def bounded(comparison) -> dict[str, Any]:
     """The comparison as it may travel: at most COMPARISON_CAP bytes of JSON."""
     def size(obj):
         return len(json.dumps(obj, default=str))
@@ -139,7 +141,7 @@ def bounded(comparison):
     return {'form': str(comparison.get('form'))[:60], 'note': 'the summary of the values was too large'}
 
 
-def after_failure(job, index, exc, sites, namespace, report, guard, flags):
+def after_failure(job, index, exc, sites, namespace, report, guard, flags) -> None:
     """Everything for information after test `index` (0-based) failed with `exc`. Returns when
     done; the caller ends the process."""
     started = job.get('started_at') or time.monotonic()

@@ -30,7 +30,7 @@ class Guard:
         self.builtins = dict(vars(builtins))
         self.protected = {n: namespace[n] for n in protected_names if n in namespace}
 
-    def violations(self):
+    def violations(self) -> list[str]:
         """Human-readable list of what was rebound since the snapshot (empty if nothing)."""
         found = []
         for name, (module, attrs) in self.modules.items():

@@ -25,6 +25,7 @@ import json
 import os
 import sys
 import traceback
+from typing import Any
 
 from . import asserts, forensics
 from .guard import Guard
@@ -69,7 +70,7 @@ def _deny_targets(flags):
     return process_hdf5_to_tuple
 
 
-def run_step(job, report_fd):
+def run_step(job, report_fd) -> None:
     """Never returns: ends the process with os._exit."""
     report = _reporter(report_fd, job['nonce'])
     flags = []
@@ -159,7 +160,7 @@ class _Step:
         self.namespace, self.report, self.guard, self.flags = namespace, report, guard, flags
         self.sources, self.forensics = sources, forensics_on
 
-    def run(self, source, filename, where, test=None):
+    def run(self, source, filename, where, test=None) -> tuple[bool, tuple[BaseException, list[Any]] | None]:
         """(True, None) when it ran clean; (False, (exception, assert sites)) after an exception
         was reported; (False, None) after a violation."""
         # Compiled here, inside the reporting: code that does not compile is the model's fault

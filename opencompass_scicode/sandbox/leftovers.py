@@ -26,16 +26,17 @@ _sweeping = threading.Lock()
 _swept = False
 
 
-def make_workroot():
+def make_workroot() -> str:
     """A directory for the steps of this worker, named so that a sweep knows whose it is."""
     return tempfile.mkdtemp(prefix=f'scicode-steps-{os.getpid()}-')
 
 
-def cgroup_name():
+def cgroup_name() -> str:
+    """The name of this worker's cgroups: its pid, so that a sweep knows whose they are."""
     return f'scicode-worker-{os.getpid()}'
 
 
-def worker_alive(pid):
+def worker_alive(pid) -> bool:
     """A live worker: not gone, not a zombie, not another program that got its pid since."""
     try:
         with open(f'/proc/{pid}/cmdline', 'rb') as fh:
@@ -68,7 +69,7 @@ def _cgroups():
     return owners
 
 
-def remove_cgroup(path, wait_s=5.0):
+def remove_cgroup(path, wait_s=5.0) -> bool:
     """Kill what is still in the cgroup, then remove it (possible once its processes are gone)."""
     deadline = time.monotonic() + wait_s
     while True:
@@ -84,7 +85,7 @@ def remove_cgroup(path, wait_s=5.0):
             time.sleep(0.01)
 
 
-def sweep_worker(pid, cgroups=None, workroots=None):
+def sweep_worker(pid, cgroups=None, workroots=None) -> None:
     """Remove what worker `pid` (gone, or being killed) left: its cgroups, and what runs in
     them, first, so that no step is left writing in the work roots removed next."""
     if cgroups is None:
@@ -97,7 +98,7 @@ def sweep_worker(pid, cgroups=None, workroots=None):
         shutil.rmtree(path, ignore_errors=True)
 
 
-def sweep_stale():
+def sweep_stale() -> None:
     """Sweep what every worker that is no longer alive left behind."""
     cgroups = _cgroups()
     workroots = _owned(tempfile.gettempdir(), WORKROOT)
@@ -106,7 +107,7 @@ def sweep_stale():
             sweep_worker(pid, cgroups.get(pid, []), workroots.get(pid, []))
 
 
-def sweep_once():
+def sweep_once() -> None:
     """sweep_stale, the first time a process calls it: leftovers are from runs before this one."""
     global _swept
     with _sweeping:

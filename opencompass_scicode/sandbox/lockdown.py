@@ -16,6 +16,7 @@ import os
 import resource
 import struct
 import sys
+from typing import Any
 
 from ..utils.procs import kill
 from . import RUNTIME_DIR
@@ -42,7 +43,8 @@ READ = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
 UNSANDBOXED_UID_BASE = 200000
 
 
-def landlock_abi():
+def landlock_abi() -> int:
+    """The Landlock ABI version the kernel offers; 0 where it offers none."""
     abi = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION)
     return abi if abi > 0 else 0
 
@@ -76,7 +78,7 @@ def _add_path_rule(ruleset_fd, path, allowed):
         os.close(fd)
 
 
-def prepare_landlock(workroot, readable, writable_files=('/dev/null',)):
+def prepare_landlock(workroot, readable, writable_files=('/dev/null',)) -> tuple[int | None, dict[str, Any]]:
     """Build, once per worker, the ruleset every step will enforce.
 
     Reading is allowed in `readable`; everything beneath `workroot` (where the
@@ -103,7 +105,7 @@ def prepare_landlock(workroot, readable, writable_files=('/dev/null',)):
     return ruleset, {'landlock': True, 'landlock_abi': abi, 'tcp_blocked_by_landlock': bool(handled_net)}
 
 
-def enforce_landlock(ruleset_fd, facts):
+def enforce_landlock(ruleset_fd, facts) -> dict[str, Any]:
     """In the step process: from now on only the prepared paths are reachable."""
     if ruleset_fd is None:
         return dict(facts)
@@ -115,7 +117,7 @@ def enforce_landlock(ruleset_fd, facts):
     return dict(facts)
 
 
-def readable_roots(extra=()):
+def readable_roots(extra=()) -> list[str]:
     """Paths a step may read: the OS and the Python installation, not the project."""
     roots = {'/usr', '/lib', '/lib64', '/lib32', '/bin', '/sbin', '/etc', '/proc', '/sys', '/dev',
              '/opt', sys.prefix, sys.base_prefix, sys.exec_prefix}
@@ -130,7 +132,9 @@ def readable_roots(extra=()):
     return sorted(r for r in roots if os.path.exists(r))
 
 
-def set_limits(memory_bytes=None, max_procs=None, max_file_bytes=None):
+def set_limits(memory_bytes=None, max_procs=None, max_file_bytes=None) -> dict[str, int]:
+    """Set the step process's resource limits (None: no limit) and forbid core files; the limits
+    set."""
     applied = {}
     if memory_bytes:
         # Address space counts what is already mapped (the preloaded libraries), so add it.
@@ -156,12 +160,14 @@ def _current_vm_bytes():
         return 0
 
 
-def leave_network():
+def leave_network() -> bool:
     """For the worker itself, as root only (a user namespace would change its privileges)."""
     return os.getuid() == 0 and _libc.unshare(CLONE_NEWNET) == 0
 
 
-def isolate_network():
+def isolate_network() -> dict[str, str]:
+    """Take the step process off the network (a network namespace, through a user namespace where
+    not root); what was done."""
     if _libc.unshare(CLONE_NEWNET) == 0:
         return {'network': 'isolated (network namespace)'}
     if ctypes.get_errno() == errno.EPERM and _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0:
@@ -169,7 +175,7 @@ def isolate_network():
     return {'network': 'not isolated'}
 
 
-def drop_privileges(workdir, allowed):
+def drop_privileges(workdir, allowed) -> dict[str, Any]:
     """As root, become a uid of our own, unique among live steps (it is the pid).
 
     Only where the Python installation is readable by other users (`allowed`);
@@ -187,12 +193,13 @@ def drop_privileges(workdir, allowed):
     return {'uid': uid}
 
 
-def set_subreaper(on):
+def set_subreaper(on) -> None:
     """Orphans below this process come back to it (and not to init) while `on`."""
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0)
 
 
-def die_with_parent():
+def die_with_parent() -> None:
+    """Have the kernel kill this process when its parent dies."""
     import signal
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
@@ -213,13 +220,14 @@ def _own_cgroup(controller):
     return None
 
 
-def cgroup_parent(controller):
+def cgroup_parent(controller) -> str | None:
     """Where this process may make cgroups of `controller` (under its own), or None."""
     own = _own_cgroup(controller)
     return None if own is None else os.path.join(CGROUP_ROOT, controller, own.lstrip('/'))
 
 
-def cgroup_pids(path):
+def cgroup_pids(path) -> set[int]:
+    """The pids in the cgroup at `path` (empty when it is gone)."""
     try:
         with open(os.path.join(path, 'cgroup.procs')) as fh:
             return {int(x) for x in fh.read().split()}
@@ -262,14 +270,15 @@ class WorkerCgroups:
             self.dirs[controller] = (parent, path)
             self.active[controller] = value
 
-    def pids(self):
+    def pids(self) -> set[int]:
+        """The pids in the worker's cgroups."""
         found = set()
         for _, path in self.dirs.values():
             found |= cgroup_pids(path)
         found.discard(os.getpid())
         return found
 
-    def kill_all(self):
+    def kill_all(self) -> None:
         """SIGKILL every process of the step (the caller reaps them)."""
         kill(self.pids())
 
@@ -285,7 +294,7 @@ class WorkerCgroups:
         except OSError:
             pass
 
-    def move_out(self):
+    def move_out(self) -> None:
         """Move the calling process back to the parent cgroups (a copy of the worker leaving)."""
         for parent, _ in self.dirs.values():
             try:
@@ -294,14 +303,15 @@ class WorkerCgroups:
             except OSError:
                 pass
 
-    def remove(self):
+    def remove(self) -> None:
+        """Kill what is left in the worker's cgroups and remove them."""
         self.kill_all()
         for parent, path in self.dirs.values():
             self._leave(parent, path)
         self.dirs = {}
 
 
-def python_readable_by_others():
+def python_readable_by_others() -> bool:
     """Can an unprivileged uid read the Python installation and its packages?"""
     paths = {sys.prefix, sys.base_prefix}
     paths.update(p for p in sys.path if 'site-packages' in p and os.path.isdir(p))

@@ -28,7 +28,7 @@ class ExecResult:
     error: Optional[str] = None     # the harness could not run the program
 
 
-def read_capped(path, cap):
+def read_capped(path, cap) -> str:
     """At most `cap` bytes of a file: its head and tail, with a marker between."""
     size = path.stat().st_size
     with open(path, 'rb') as fh:
@@ -42,7 +42,9 @@ def read_capped(path, cap):
     return data.decode('utf-8', errors='replace')
 
 
-def test_process_env(extra=None):
+def test_process_env(extra=None) -> dict[str, str]:
+    """The environment of a test process: this package's runtime `scicode` first on PYTHONPATH, no
+    bytecode files, no display; then `extra`."""
     env = dict(os.environ)
     env['PYTHONPATH'] = with_package(first=[str(RUNTIME_DIR)])
     env['PYTHONDONTWRITEBYTECODE'] = '1'
@@ -64,7 +66,9 @@ class ScriptRunner:
         self.python = python or sys.executable
         self.env = env or {}
 
-    def run(self, program):
+    def run(self, program) -> 'ExecResult':
+        """Run `program` in a fresh Python with the time limit and output caps; its exit code,
+        output and duration."""
         with tempfile.TemporaryDirectory(prefix='scicode-step-') as workdir:
             work = Path(workdir)
             script = work / 'program.py'

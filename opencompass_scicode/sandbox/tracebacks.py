@@ -11,6 +11,8 @@ import linecache
 import re
 import traceback
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 # Frames in these files are the harness's own, never the step's.
@@ -33,14 +35,16 @@ class Sources:
     def __init__(self):
         self.texts = {}
 
-    def add(self, filename, text):
+    def add(self, filename, text) -> None:
+        """Remember `text` as the source compiled under `filename`."""
         self.texts[filename] = text
 
-    def line(self, filename, number):
+    def line(self, filename, number) -> str:
+        """Line `number` of `filename`'s source, stripped and cut; '' where it is not known."""
         lines = self.texts.get(filename, '').splitlines()
         return lines[number - 1].strip()[:LINE_CAP] if 0 < number <= len(lines) else ''
 
-    def format(self, exc):
+    def format(self, exc) -> str:
         """The traceback of `exc`, cleaned, as text (capped: head and tail)."""
         lent = {}
         for name, text in self.texts.items():
@@ -63,7 +67,7 @@ class Sources:
         return text
 
 
-def frames(exc):
+def frames(exc) -> list[tuple[str, int, str, FrameType]]:
     """(filename, line number, function name) of each frame of `exc`'s traceback, outermost first."""
     out = []
     tb = exc.__traceback__
@@ -74,7 +78,7 @@ def frames(exc):
     return out
 
 
-def innermost(exc, filename):
+def innermost(exc, filename) -> tuple[int, str | None, FrameType | None] | None:
     """(line number, function name, frame) of the innermost frame in `filename`, or None."""
     found = None
     for name, line, function, frame in frames(exc):
@@ -93,7 +97,7 @@ OWN_FILE = re.compile(r'^(program\.py|test_case_\d{1,6})$')
 HUNG_FRAMES_CAP = 24
 
 
-def hung_stack(text, sources):
+def hung_stack(text, sources) -> dict[str, Any] | None:
     """Where a step that ran out of time was: the fault handler's `text` (worker_watch.py), cut
     to the step's own frames (the model's `program.py` and the test it was in), outermost
     first, each with its source line from `sources` ({file name: text compiled under it}), or

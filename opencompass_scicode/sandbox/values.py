@@ -23,6 +23,7 @@ import math
 import reprlib
 import sys
 import time
+from typing import Any
 
 REPR_CAP = 240
 NEAR_MISS_RATIO = 10.0
@@ -38,7 +39,7 @@ def _np():
     return sys.modules.get('numpy')
 
 
-def type_name(value):
+def type_name(value) -> str:
     """The class's own name, read past anything the class or its metaclass says about itself."""
     cls = type(value)
     try:
@@ -66,7 +67,7 @@ def _scalar_types(np):
 PLAIN_NUMBERS = (bool, int, float, complex)
 
 
-def numeric(value, depth=0):
+def numeric(value, depth=0) -> Any:
     """The value as a numpy array of numbers (bool, int, float, complex), or None when it is
     anything else (or a list too long or too ragged to look through safely)."""
     np = _np()
@@ -116,7 +117,7 @@ class _Short(reprlib.Repr):
         self.maxlevel, self.maxtuple, self.maxlist, self.maxdict, self.maxset = 3, 8, 8, 8, 8
         self.maxstring, self.maxother, self.maxlong = 120, 120, 60
 
-    def repr1(self, x, level):
+    def repr1(self, x, level) -> str:
         np = _np()
         if np is not None and type(x) is np.ndarray:
             if x.dtype.kind not in 'biufcUSb':
@@ -131,7 +132,7 @@ class _Short(reprlib.Repr):
 _SHORT = _Short()
 
 
-def short_repr(value):
+def short_repr(value) -> str:
     """`repr` cut to REPR_CAP characters; a placeholder when it raises."""
     try:
         text = _SHORT.repr(value)
@@ -140,7 +141,7 @@ def short_repr(value):
     return text if len(text) <= REPR_CAP else text[:REPR_CAP - 3] + '...'
 
 
-def number(x):
+def number(x) -> float | str:
     """A float for JSON: finite ones rounded to 6 significant digits, the others as text."""
     try:
         x = float(x)
@@ -151,7 +152,7 @@ def number(x):
     return 'nan' if math.isnan(x) else ('inf' if x > 0 else '-inf')
 
 
-def side(value, text, role):
+def side(value, text, role) -> dict[str, Any]:
     """What one compared value was: type, shape and dtype, a short repr, NaN/inf counts."""
     out = {'expr': text, 'role': role, 'type': type_name(value)}
     np = _np()
@@ -177,7 +178,7 @@ def _counts(array):
     return int(np.isnan(array).sum()), int(np.isinf(array).sum())
 
 
-def arrays(a, b, tolerance=None, equal_nan=False):
+def arrays(a, b, tolerance=None, equal_nan=False) -> dict[str, Any]:
     """How far apart two numeric arrays are. `tolerance`: {'rtol', 'atol'} (isclose semantics),
     or None for an exact comparison."""
     np = _np()

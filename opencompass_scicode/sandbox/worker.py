@@ -109,7 +109,9 @@ def _serve_channel(jobs_fd, results_fd, control_fd):
     _serve(os.fdopen(jobs_fd, 'rb'), os.fdopen(results_fd, 'wb'), socket.socket(fileno=control_fd))
 
 
-def main(argv=None):
+def main(argv=None) -> None:
+    """`python -m opencompass_scicode.sandbox.worker ...`: a worker serving its channel, or with
+    --channels the zygote."""
     parser = argparse.ArgumentParser()
     parser.add_argument('--preload', default='', help='comma-separated modules to import once')
     parser.add_argument('--channels', default='',

@@ -32,7 +32,7 @@ STACK_FD = 5
 STACK_SIGNAL = signal.SIGUSR2
 
 
-def child_main(job, workdir, out_w, err_w, rep_w, stack_w, cgroups):
+def child_main(job, workdir, out_w, err_w, rep_w, stack_w, cgroups) -> None:
     """In the forked child: lock down, then hand over to the harness. Never returns."""
     try:
         from . import harness, lockdown as sandbox

@@ -8,11 +8,12 @@ its network namespace) the copy leaves before it serves.
 """
 import os
 import select
+from typing import Any
 
 from . import worker_state as state
 
 
-def clone(jobs_in, results_out, control, serve):
+def clone(jobs_in, results_out, control, serve) -> dict[str, Any]:
     """Start a copy of this worker, with everything it has imported, on the channel the
     host sent over `control` (job and result pipes, and a control socket of its own);
     the copy runs `serve(jobs_fd, results_fd, control_fd)`.

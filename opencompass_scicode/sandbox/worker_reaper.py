@@ -33,7 +33,7 @@ def _reap():
             return True
 
 
-def kill_descendants():
+def kill_descendants() -> None:
     """SIGKILL every process below this one (orphans come back to us as subreaper)."""
     me = os.getpid()
     for _ in range(10000):
@@ -43,7 +43,7 @@ def kill_descendants():
         time.sleep(0.001)
 
 
-def count_descendants(root):
+def count_descendants(root) -> int:
     """Processes below `root` (orphans come back to it, so its subtree is the whole step)."""
     parents = _parent_map()
     count = 0
@@ -59,7 +59,7 @@ def count_descendants(root):
     return count
 
 
-def count_user_processes(uid):
+def count_user_processes(uid) -> int:
     """Processes that `uid` owns (RLIMIT_NPROC counts them all, not only the step's)."""
     count = 0
     for entry in os.listdir('/proc'):

@@ -4,6 +4,11 @@ Module globals on purpose, read and set as `worker_state.NAME`: a worker sets
 them before it forks, so each step's child inherits them as they are then; a
 copy of the worker (worker_clone.py) resets those that are the original's alone.
 """
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:            # imported where used: a worker imports what it needs, when it needs it
+    from .lockdown import WorkerCgroups
+
 NO_LANDLOCK = (None, {'landlock': False, 'landlock_why': 'not prepared'})
 
 DROP_OK = False      # set at start: may steps run under their own uid?
@@ -15,7 +20,7 @@ WORKER_NETNS = False
 PRELOADED = frozenset()   # modules loaded at start-up
 
 
-def cgroups_for(limits):
+def cgroups_for(limits) -> 'WorkerCgroups':
     """This worker's cgroups for steps with these limits (made anew when the limits change)."""
     from . import leftovers
     from .lockdown import WorkerCgroups
@@ -28,7 +33,7 @@ def cgroups_for(limits):
     return CGROUPS[key]
 
 
-def remove_cgroups():
+def remove_cgroups() -> None:
     """At the worker's end: kill what is left in its cgroups and remove them."""
     for cgroups in CGROUPS.values():
         cgroups.remove()

@@ -12,6 +12,7 @@ import shutil
 import sys
 import tempfile
 import time
+from typing import Any
 
 from . import worker_state as state
 from .worker_child import child_main
@@ -23,7 +24,7 @@ class _TargetsUnpickler(pickle.Unpickler):
     """The host may run a newer NumPy than this worker (a scoring environment's): NumPy 2 pickles
     arrays by `numpy._core`, which NumPy 1.x calls `numpy.core`."""
 
-    def find_class(self, module, name):
+    def find_class(self, module, name) -> Any:
         if module == 'numpy._core' or module.startswith('numpy._core.'):
             try:
                 __import__(module)
@@ -32,12 +33,13 @@ class _TargetsUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def load_targets(blob):
+def load_targets(blob) -> Any:
+    """A step's targets from their pickle `blob`."""
     import io
     return _TargetsUnpickler(io.BytesIO(blob)).load()
 
 
-def run_job(job, workroot, host_fd):
+def run_job(job, workroot, host_fd) -> dict[str, Any]:
     """Run one job in a forked child; `host_fd`, the job channel, says when the host is gone."""
     started = time.monotonic()
     imported = _get_ready(job)
@@ -76,7 +78,7 @@ def _get_ready(job):
     return import_for_children(job.get('modules', ()), job.get('watch', ()))
 
 
-def import_for_children(modules, watch=()):
+def import_for_children(modules, watch=()) -> dict[str, tuple[float, list[str], bool]]:
     """Import what a job's dependencies name, once per worker, before forking.
 
     Every later child then starts with it in memory. Failures are left for the

@@ -37,7 +37,8 @@ class CappedBuffer:
         self.tail = bytearray()
         self.dropped = 0
 
-    def feed(self, data):
+    def feed(self, data) -> None:
+        """Keep `data`: the head and the tail within the cap, a count of what is left out between."""
         room = self.half - len(self.head)
         if room > 0:
             self.head += data[:room]
@@ -49,7 +50,8 @@ class CappedBuffer:
                 self.dropped += cut
                 del self.tail[:cut]
 
-    def text(self):
+    def text(self) -> str:
+        """What was kept, as text: the head, a marker of what was left out, the tail."""
         middle = f'\n...[{self.dropped} bytes cut]...\n'.encode() if self.dropped else b''
         return (bytes(self.head) + middle + bytes(self.tail)).decode('utf-8', errors='replace')
 
@@ -63,7 +65,8 @@ class Decision:
         self.partial = b''
         self.at = None
 
-    def feed(self, data):
+    def feed(self, data) -> bool:
+        """Read more of the step's report; True once the harness says the verdict is decided."""
         lines = (self.partial + data).split(b'\n')
         self.partial = lines.pop()[-4096:]       # an unfinished line; a long one is not ours
         for line in lines:
@@ -101,7 +104,7 @@ class StepWatch:
         self.poll_procs = poll_procs
         self.timed_out, self.too_many, self.host_gone, self.status = False, False, False, None
 
-    def follow(self, pid, pidfd, host_fd):
+    def follow(self, pid, pidfd, host_fd) -> None:
         """Read its output until the step ends or the worker must stop it."""
         while self.status is None:
             remaining = self.deadline - time.monotonic()
@@ -122,7 +125,7 @@ class StepWatch:
             if pidfd in ready:
                 _, self.status = os.waitpid(pid, 0)
 
-    def take_stack(self, pidfd):
+    def take_stack(self, pidfd) -> None:
         """Ask the step for its Python stack and read it (the step is killed afterwards)."""
         try:
             signal.pidfd_send_signal(pidfd, STACK_SIGNAL)
@@ -155,7 +158,7 @@ class StepWatch:
                 at = self.decision.at
                 self.deadline = at + extra_time(at - self.started, self.later_tests_s) + INFO_GRACE_S
 
-    def drain(self):
+    def drain(self) -> None:
         """Once every writer is dead: read what is left in the pipes, then close them."""
         for fd in list(self.open_fds):
             while True:
@@ -167,7 +170,7 @@ class StepWatch:
         for fd in (*self.buffers, self.stack_r):
             os.close(fd)
 
-    def texts(self):
+    def texts(self) -> dict[str, str]:
         """{'stdout', 'stderr', 'report', 'stack'}: what the step wrote, capped (the stack: its
         Python stack when it was stopped for its time limit, else empty)."""
         return {'stdout': self.buffers[self.out_r].text(), 'stderr': self.buffers[self.err_r].text(),

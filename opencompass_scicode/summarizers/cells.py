@@ -26,7 +26,7 @@ def rate_cell(results, metric: str) -> str:
     return text
 
 
-def cost(price, prompt_tokens, completion_tokens):
+def cost(price, prompt_tokens, completion_tokens) -> str:
     """Money spent, from the model entry's price=dict(input=, output=) per million tokens."""
     if not price:
         return '-'
@@ -34,7 +34,8 @@ def cost(price, prompt_tokens, completion_tokens):
     return f'{spent:.4f}'
 
 
-def count(n, noun):
+def count(n, noun) -> str:
+    """`n` and the noun, plural unless `n` is 1: `3 models`."""
     return f'{n} {noun}' + ('' if n == 1 else 's')
 
 
@@ -45,5 +46,6 @@ def near_misses(counts) -> str:
     return f'{counts.near_misses}/{counts.failed} ({counts.share:.1f}%)'
 
 
-def difference(point, interval):
+def difference(point, interval) -> str:
+    """A difference with its interval: `+2.0 [-1.0, +5.0]`."""
     return f'{point:+.1f} [{interval[0]:+.1f}, {interval[1]:+.1f}]'

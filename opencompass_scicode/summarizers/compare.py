@@ -12,6 +12,7 @@ The same comparison is printed by `opencompass-scicode compare`, written as Mark
 in the HTML report (report.py); built here once, it reads the same in all three.
 """
 from tabulate import tabulate
+from typing import Any
 
 from ..results import flips
 from ..results.stats import paired_difference
@@ -20,7 +21,7 @@ from .cells import difference, rate_cell
 CHANGES = ('fixed', 'broken', 'changed', 'unchanged')
 
 
-def step_sides(results):
+def step_sides(results) -> dict[tuple[str, str, int], dict[str, Any]]:
     """{(problem id, step id, sample): flips.side} of a results file's scored steps (a typed
     results file, or its JSON as a dict)."""
     out = {}
@@ -36,7 +37,7 @@ def step_sides(results):
     return out
 
 
-def compare(sides_a, sides_b, results_a=None, results_b=None):
+def compare(sides_a, sides_b, results_a=None, results_b=None) -> dict[str, Any]:
     """The comparison of two results: {'counts', 'paired', 'only_a', 'only_b', 'steps': [changed
     steps], and with both results files (typed, results/schema.py), 'difference' (B - A) and 'rates'}."""
     counts = dict.fromkeys(CHANGES, 0)
@@ -57,7 +58,7 @@ def compare(sides_a, sides_b, results_a=None, results_b=None):
     return out
 
 
-def verdict(side):
+def verdict(side) -> str:
     """A step's verdict in a few words: `pass`, `fail (wrong_value)`, `timeout`, ..."""
     if side['status'] == 'pass' or side['category'] == side['status']:
         return side['status']
@@ -71,7 +72,7 @@ def _order(key):
             int(parts[-1]) if parts[-1].isdigit() else 0, step, sample)
 
 
-def counts_line(c):
+def counts_line(c) -> str:
     """`3 fixed, 1 broken, 2 changed, 44 unchanged (50 steps paired)`."""
     counts = c['counts']
     line = ', '.join(f'{counts[k]} {k}' for k in CHANGES) + f' ({c["paired"]} steps paired'
@@ -79,7 +80,7 @@ def counts_line(c):
     return line + (f'; {", ".join(extra)}' if extra else '') + ')'
 
 
-def rates_table(c):
+def rates_table(c) -> tuple[list[str], list[list[Any]]]:
     """(header, rows): each rate in A and in B, and B - A with its interval."""
     rows = []
     for metric, label in (('main', 'main problems'), ('sub', 'sub-steps')):
@@ -91,7 +92,7 @@ def rates_table(c):
     return ['', 'A', 'B', 'B - A [95% interval, by problem]'], rows
 
 
-def steps_table(c, sample=False):
+def steps_table(c, sample=False) -> tuple[list[str], list[list[Any]]]:
     """(header, rows): every step that is not unchanged."""
     head = ['step', *(['sample'] if sample else []), 'A', 'B', 'change', 'reason']
     rows = [[s['step_id'], *([s['sample']] if sample else []), s['a'], s['b'], s['change'], s['reason']]
@@ -99,7 +100,7 @@ def steps_table(c, sample=False):
     return head, rows
 
 
-def as_text(a_label, b_label, c, fmt='simple'):
+def as_text(a_label, b_label, c, fmt='simple') -> str:
     """The comparison as text (`fmt` 'simple') or Markdown (`fmt` 'github')."""
     markdown = fmt == 'github'
     sample = any(s['sample'] for s in c['steps'])

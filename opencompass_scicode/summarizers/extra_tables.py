@@ -6,6 +6,8 @@ steps, inference usage. Each is `(header, rows)` from the collected results
 summary. Apart from the main table's layouts because none of them depends on
 the layout, and the report shows some of them too.
 """
+from typing import Any
+
 from ..results import CATEGORIES
 from ..results.stats import paired_difference
 from .cells import cost, difference, near_misses, rate_cell
@@ -15,7 +17,7 @@ USAGE_COLUMNS = ('steps answered', 'requests', 'prompt tokens', 'completion toke
                  'model time (s)')
 
 
-def comparisons(cfg, collected, groups):
+def comparisons(cfg, collected, groups) -> tuple[list[str], list[list[Any]]]:
     """With minus without background for each model, and each later model minus each earlier
     one on the same dataset, resampled together over the problems both scored."""
     rows = []
@@ -41,7 +43,7 @@ def comparisons(cfg, collected, groups):
     return ['comparison', 'dataset', 'problems', 'main', 'sub-steps'], rows
 
 
-def pass_at(cfg, collected):
+def pass_at(cfg, collected) -> tuple[list[str], list[list[Any]]]:
     """Per model and dataset sampled more than once: pass@k of main problems and sub-steps."""
     found = {key: value.pass_at_k for key, value in collected.items()
              if is_results(value) and value.pass_at_k}
@@ -53,7 +55,7 @@ def pass_at(cfg, collected):
     return ['model', 'dataset', *[f'{kind} pass@{k}' for kind in ('main', 'sub') for k in ks]], rows
 
 
-def defect_free(cfg, collected, known_defects=True):
+def defect_free(cfg, collected, known_defects=True) -> tuple[list[str], list[list[Any]]]:
     """Per model and dataset: the rates over the steps and problems no known defect touches
     (no rows with `known_defects` off)."""
     rows = []
@@ -67,7 +69,7 @@ def defect_free(cfg, collected, known_defects=True):
     return ['model', 'dataset', 'steps left out', 'main', 'sub-steps'], rows
 
 
-def categories(cfg, collected):
+def categories(cfg, collected) -> tuple[list[str], list[list[Any]]]:
     """Per model and dataset: how many scored steps fell in each category (results/record.py),
     and, beside them, the share of failed steps that were near misses (off by less than 10x
     the tolerance of the comparison that failed), where the results file counts them."""
@@ -88,7 +90,7 @@ def categories(cfg, collected):
     return ['model', 'dataset', *present, *(['near misses (of failed)'] if misses else [])], rows
 
 
-def usage(cfg, run_dir):
+def usage(cfg, run_dir) -> tuple[list[str], list[list[Any]]]:
     """Per model, over the config's datasets: requests, tokens and steps without an answer."""
     rows = []
     for model in cfg['models']:
@@ -104,7 +106,7 @@ def usage(cfg, run_dir):
     return ['model', *USAGE_COLUMNS, 'cost'], rows
 
 
-def notes(collected):
+def notes(collected) -> list[str]:
     """What the markers and target kinds in the tables mean, for those that occur."""
     out = []
     kinds = {v.targets for v in collected.values() if is_results(v)}

@@ -19,7 +19,7 @@ grouping, and a layout can be checked from collected results without files.
 """
 import json
 from collections import OrderedDict
-from typing import Literal
+from typing import Any, Literal
 
 from ..utils.plain import to_plain
 from .cells import count, rate_cell
@@ -51,7 +51,7 @@ def _group_key(ds):
             _settings_text(infer), _settings_text(ds.get('eval_cfg')))
 
 
-def group_datasets(datasets):
+def group_datasets(datasets) -> list[tuple[str, dict[str, str | None]]]:
     """[(label, {'without': abbr|None, 'with': abbr|None})], pairing by _group_key."""
     groups = OrderedDict()
     for ds in datasets:
@@ -68,37 +68,38 @@ def group_datasets(datasets):
     return [(g.pop('label'), g) for g in groups.values()]
 
 
-def choose_layout(layout, groups):
+def choose_layout(layout, groups) -> str:
     """'wide' or 'long' for these dataset groups; `layout` is one of LAYOUTS."""
     if layout != 'auto':
         return layout
     return 'wide' if len(groups) <= 1 else 'long'
 
 
-def side_value(collected, model, members, side):
+def side_value(collected, model, members, side) -> Any:
     """The results (or marker) of `model` on one side of a dataset group."""
     abbr = members[side]
     return collected.get((model, abbr), MISSING) if abbr else MISSING
 
 
-def protocol_name(results):
+def protocol_name(results) -> str:
     """The name of the protocol that made a results file's numbers (protocols/record.py)."""
     return (results.protocol or {}).get('name') or UNRECORDED
 
 
-def protocol_cell(values):
+def protocol_cell(values) -> str:
     """The protocols of the results among `values` (markers left out), one name or several."""
     return '/'.join(sorted({protocol_name(v) for v in values if is_results(v)})) or MISSING
 
 
-def title(cfg, groups, layout):
+def title(cfg, groups, layout) -> str:
+    """The title of the main table for `layout`."""
     if layout == 'wide':
         return 'SciCode results: ' + ', '.join(label for label, _ in groups)
     return (f'SciCode results: {count(len(cfg["models"]), "model")} x '
             f'{count(len(groups), "dataset group")} (each w/o and w/ background), one row per combination')
 
 
-def wide_table(cfg, collected, groups):
+def wide_table(cfg, collected, groups) -> tuple[list[str], list[list[Any]]]:
     """(header, rows): one row per model; per dataset group its targets and protocol, then main and
     sub-steps without background, then with."""
     header = ['model']
@@ -130,7 +131,7 @@ def wide_table(cfg, collected, groups):
     return header, body
 
 
-def long_table(cfg, collected, groups):
+def long_table(cfg, collected, groups) -> tuple[list[str], list[list[Any]]]:
     """(LONG_HEADER, rows): one row per model and dataset group, a model's rows together (models,
     then groups, in config order): model, group label, targets, protocol, main w/o, main w/,
     sub-steps w/o, sub-steps w/."""

@@ -11,6 +11,7 @@ other number a results file holds at its top level. A row whose dataset is
 neither a dataset of the run nor a group shows `-`, as in OpenCompass.
 """
 import math
+from typing import Any
 
 from ..errors import ConfigError
 from .results_files import is_results
@@ -24,7 +25,7 @@ def _is_pair(item):
     return isinstance(item, (list, tuple)) and len(item) == 2 and all(isinstance(x, str) for x in item)
 
 
-def check_shape(dataset_abbrs, summary_groups):
+def check_shape(dataset_abbrs, summary_groups) -> None:
     """ConfigError for entries OpenCompass's DefaultSummarizer would not take either."""
     fix_row = "e.g. dataset_abbrs=['SciCode', ['SciCode_with_background', 'sub_accuracy']]"
     if dataset_abbrs is not None:
@@ -103,7 +104,7 @@ def _group_scores(group, scores):
     return out
 
 
-def opencompass_table(models, datasets, collected, dataset_abbrs=None, summary_groups=()):
+def opencompass_table(models, datasets, collected, dataset_abbrs=None, summary_groups=()) -> tuple[list[str], list[list[Any]]]:
     """(header, rows). `collected` maps (model abbr, dataset abbr) to a results dict or a marker
     ('-' not run, 'failed'); `models` and `datasets` are the config's entries."""
     model_abbrs = [m['abbr'] for m in models]

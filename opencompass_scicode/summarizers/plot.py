@@ -7,6 +7,8 @@ table does). matplotlib is imported only here and only when a plot is drawn,
 so planning a run never loads it (tests/unit/test_layers.py).
 """
 import io
+from typing import Any
+from pathlib import Path
 
 from ..utils.writes import write_whole
 from .cells import KEYS
@@ -17,7 +19,7 @@ PLOT_TITLE = 'SciCode: main problems and sub-steps, without / with background'
 ROW_PLOT_TITLE = 'SciCode: one bar group per model and dataset (main problems and sub-steps, w/o / w/ background)'
 
 
-def draw(cfg, collected, groups, layout, run_dir):
+def draw(cfg, collected, groups, layout, run_dir) -> Path | None:
     """Draw and save the chart of this layout; its path, or None when there is nothing to show."""
     if layout == 'long':
         return _plot_long(cfg, collected, groups, run_dir)
@@ -79,7 +81,7 @@ def _save(fig, run_dir):
     return path
 
 
-def shared_prefix(labels):
+def shared_prefix(labels) -> tuple[str, list[str]]:
     """(prefix, labels without it): the part all dataset group labels share up to an underscore
     (scicode_validation_chat -> chat), for the plot's row labels; ('', labels) if that empties one."""
     if len(labels) < 2:
@@ -93,13 +95,15 @@ def shared_prefix(labels):
     return (prefix, short) if prefix and all(short) else ('', list(labels))
 
 
-def import_pyplot():
+def import_pyplot() -> None:
+    """Import pyplot with the Agg backend (no display), ahead of drawing: in a thread of its own it
+    overlaps the tables."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot  # noqa: F401
 
 
-def bar_chart(models, series):
+def bar_chart(models, series) -> Any:
     """Grouped bars, one group per model, with error bars; `series` is
     [(label, [% per model], [[low, high] per model])]."""
     import matplotlib
@@ -125,7 +129,7 @@ def bar_chart(models, series):
     return fig
 
 
-def row_chart(rows, series, axis_label='model | dataset', breaks=()):
+def row_chart(rows, series, axis_label='model | dataset', breaks=()) -> Any:
     """Horizontal grouped bars, one group per row label, top to bottom, with error bars; the
     figure grows with the rows. `series` is [(label, [% per row], [[low, high] per row])];
     `breaks`: indices of rows that start a new model (a thin line above them)."""

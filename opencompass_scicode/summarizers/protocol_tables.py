@@ -8,6 +8,8 @@ versions of Python and the libraries that scored the steps, and the targets' sha
 number of a run shares one protocol name, a note says it under the tables too (`protocol:
 official ...`).
 """
+from typing import Any
+
 from .layouts import UNRECORDED, protocol_name
 from .results_files import is_results
 
@@ -22,7 +24,7 @@ def _results(cfg, collected):
                 yield m['abbr'], ds['abbr'], value
 
 
-def scored_with_text(scored_with):
+def scored_with_text(scored_with) -> str:
     """`2024: python 3.11.7, numpy 1.26.4, ...; current: ...` (one environment: without its name)."""
     parts = []
     for env, versions in (scored_with or {}).items():
@@ -31,7 +33,7 @@ def scored_with_text(scored_with):
     return '; '.join(parts) or UNRECORDED
 
 
-def protocols(cfg, collected):
+def protocols(cfg, collected) -> tuple[list[str], list[list[Any]]]:
     """(header, rows): model, dataset, protocol, fingerprint, scored with, targets sha256."""
     rows = [[m, d, protocol_name(r), (r.protocol or {}).get('fingerprint', UNRECORDED),
              scored_with_text(r.scored_with), r.targets_sha256 or UNRECORDED]
@@ -39,7 +41,7 @@ def protocols(cfg, collected):
     return ['model', 'dataset', 'protocol', 'fingerprint', 'scored with', 'targets sha256'], rows
 
 
-def environment_differences(cfg, collected):
+def environment_differences(cfg, collected) -> tuple[list[str], list[list[Any]]]:
     """(header, rows): each step whose verdicts differ between the environments it was scored in."""
     rows = []
     for m, d, r in _results(cfg, collected):
@@ -51,7 +53,7 @@ def environment_differences(cfg, collected):
     return ['model', 'dataset', 'step', 'verdict per environment', 'counted as'], rows
 
 
-def protocol_note(cfg, collected):
+def protocol_note(cfg, collected) -> str | None:
     """`protocol: official (fingerprints ...; scored with ...)` when every result shares one protocol
     name; else a note that the protocol column tells them apart. None without results."""
     found = list(_results(cfg, collected))

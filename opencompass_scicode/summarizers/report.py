@@ -35,6 +35,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from pydantic_core import to_json
+from typing import Any, Callable
 
 from ..results import CATEGORIES
 from ..utils.writes import write_whole
@@ -61,7 +62,7 @@ class _Chunk:
         self.records = []
         self.steps = {}
 
-    def runs(self, text):
+    def runs(self, text) -> list[int]:
         """[first, count, first, count, ...]: the text is those paragraphs joined by a blank line."""
         out = []
         known = self.paragraphs
@@ -75,14 +76,15 @@ class _Chunk:
             end = number + 1
         return out
 
-    def add(self, details):
+    def add(self, details) -> int:
         """Position of one record's detail ({field: value}) in this chunk."""
         texts = {k: self.runs(v) for k, v in details.items() if isinstance(v, str)}
         other = {k: v for k, v in details.items() if not isinstance(v, str)}
         self.records.append({'t': texts, **({'o': other} if other else {})})
         return len(self.records) - 1
 
-    def packed(self):
+    def packed(self) -> str:
+        """This chunk packed for the page (gzip + base64 of its JSON)."""
         return _packed({'dataset': self.dataset, 'problem_id': self.problem_id, 'steps': self.steps,
                         'paragraphs': list(self.paragraphs), 'records': self.records})
 
@@ -99,7 +101,9 @@ class Records:
         self.sides = {}         # (run, model, dataset) -> its steps as comparisons see them
         self.rates = {}         # (run, model, dataset) -> its results without step records
 
-    def reader(self, run):
+    def reader(self, run) -> Callable[[str, str, Any], None]:
+        """The `each` callback of collect for run `run`: adds each results file's records to this
+        set."""
         self.runs.append(run)
         return lambda model, dataset, results: self.add(run, model, dataset, results)
 
@@ -132,7 +136,7 @@ class Records:
                     'tokens': [usage.get('prompt_tokens'), usage.get('completion_tokens')],
                     'chunk': key, 'at': chunk.add({k: v for k, v in details.items() if v is not None})})
 
-    def comparisons(self):
+    def comparisons(self) -> tuple[list[dict[str, Any]], dict[tuple, tuple[str, str]]]:
         """The comparison views, and {(run, model, dataset, problem, step, sample): (change, reason)}
         of the runs compared with this one, for their grid cells."""
         models = [m['abbr'] for m in self.cfg['models']]
@@ -156,7 +160,7 @@ class Records:
                                          (step['change'], step['reason']))
         return views, marks
 
-    def payload(self, marks=None):
+    def payload(self, marks=None) -> tuple[dict[str, Any], list[str]]:
         """(the index, [packed chunks]) for the page; `marks`: comparisons' verdicts on cells."""
         numbers = {key: i for i, key in enumerate(self.chunks)}
         records = [dict(r, chunk=numbers[r['chunk']]) for r in self.index]
@@ -250,7 +254,7 @@ def _who_solves(cfg, collected):
 
 
 def build_report(cfg, run_dir, collected, usage_rows, plots=(), compare=(), tables=None, known_defects=True,
-                 records=None):
+                 records=None) -> Path:
     """Write summary/report_<timestamp>.html; return its path. `compare`: [(label, collected
     results)] of other runs, shown beside this one, steps whose verdict differs marked; `tables`:
     the summary's tables by name (the report shows its paired differences and pass@k);

@@ -57,7 +57,7 @@ def collect(cfg: dict, run_dir, steps: bool = True, each=None) -> dict:
     return table
 
 
-def read_usage(run_dir, model_abbr: str) -> dict:
+def read_usage(run_dir, model_abbr: str) -> dict | None:
     """{dataset abbr: usage figures} of one model, or None where its file is missing or unreadable."""
     try:
         return json.loads(run_dir.usage_path(model_abbr).read_text())

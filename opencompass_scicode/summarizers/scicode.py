@@ -17,7 +17,7 @@ figures inference tasks write; never the predictions or anything that ran.
 The config it is given has every model's and dataset's `abbr` filled in.
 """
 import threading
-from typing import Optional
+from typing import Any, Optional
 
 from ..errors import ConfigError
 from ..utils.collector import collector_paused
@@ -64,28 +64,29 @@ class SciCodeSummarizer:
         self.report = report
         self.layout = layout
 
-    def layout_for(self, groups):
+    def layout_for(self, groups) -> str:
         """'wide' or 'long' for these dataset groups."""
         return choose_layout(self.layout, groups)
 
-    def prepare(self):
+    def prepare(self) -> None:
         """Called while the tasks run: import the plotting library meanwhile (about half a
         second that the summary would otherwise add at the end)."""
         if self.plot:
             threading.Thread(target=import_pyplot, name='import-matplotlib', daemon=True).start()
 
     @staticmethod
-    def collect(cfg, run_dir):
+    def collect(cfg, run_dir) -> dict:
+        """The results of every model x dataset of `cfg` in `run_dir` (or their markers)."""
         return collect(cfg, run_dir)
 
-    def rows(self, cfg, run_dir):
+    def rows(self, cfg, run_dir) -> tuple[list[str], list[list[Any]], dict, list]:
         """(header, rows, collected results, dataset groups) of the main table."""
         groups = group_datasets(cfg['datasets'])
         collected = collect(cfg, run_dir)
         table = long_table if self.layout_for(groups) == 'long' else wide_table
         return (*table(cfg, collected, groups), collected, groups)
 
-    def summarize(self, cfg, run_dir, echo=True, compare=()):
+    def summarize(self, cfg, run_dir, echo=True, compare=()) -> dict[str, Any]:
         """Tables, plot and report of `run_dir`; `compare`: other RunDirs the report shows beside it."""
         with collector_paused():
             return self._summarize(cfg, run_dir, echo, compare)
@@ -146,6 +147,6 @@ class SciCodeSummarizer:
     categories = staticmethod(extra_tables.categories)
     usage = staticmethod(extra_tables.usage)
 
-    def defect_free(self, cfg, collected):
+    def defect_free(self, cfg, collected) -> tuple[list[str], list[list[Any]]]:
         """Per model and dataset: the rates over the steps and problems no known defect touches."""
         return extra_tables.defect_free(cfg, collected, self.known_defects)

@@ -10,18 +10,19 @@ import csv
 import io
 
 from tabulate import tabulate
+from pathlib import Path
 
 from ..utils.writes import write_whole
 
 
-def as_text(sections, notes):
+def as_text(sections, notes) -> str:
     """Every table, plain text, the notes after them."""
     txt = '\n\n'.join(f'{heading}\n\n' + tabulate(rows, headers=head, tablefmt='simple', disable_numparse=True)
                       for _, heading, head, rows in sections)
     return txt + ('\n\n' + '\n'.join(notes) if notes else '') + '\n'
 
 
-def as_markdown(sections, notes):
+def as_markdown(sections, notes) -> str:
     """Every table, the first under `##`, the others under `###`, the notes as a list."""
     md = '\n\n'.join(f'{"##" if i == 0 else "###"} {heading}\n\n'
                      + tabulate(rows, headers=head, tablefmt='github', disable_numparse=True)
@@ -29,7 +30,8 @@ def as_markdown(sections, notes):
     return md + ('\n\n' + '\n'.join(f'- {n}' for n in notes) if notes else '') + '\n'
 
 
-def as_csv(header, rows):
+def as_csv(header, rows) -> str:
+    """The table as CSV text."""
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(header)
@@ -37,7 +39,7 @@ def as_csv(header, rows):
     return buf.getvalue()
 
 
-def write_tables(run_dir, sections, notes):
+def write_tables(run_dir, sections, notes) -> tuple[str, list[Path]]:
     """(the text, [paths written]): summary_<ts>.txt, .md, then one CSV per section."""
     txt = as_text(sections, notes)
     write_whole(run_dir.summary_path('txt'), txt)

@@ -32,7 +32,7 @@ class _Cut(FetchFailed):
     """The connection broke mid-file: what was received is kept, and the rest is asked for."""
 
 
-def timeout_seconds():
+def timeout_seconds() -> float:
     """SCICODE_FETCH_TIMEOUT (seconds), else the default."""
     try:
         return float(os.environ.get('SCICODE_FETCH_TIMEOUT') or DEFAULT_TIMEOUT)
@@ -48,19 +48,19 @@ class _Form(HTMLParser):
         super().__init__()
         self.action, self.fields, self._open = None, {}, False
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag, attrs) -> None:
         attrs = dict(attrs)
         if tag == 'form' and self.action is None:
             self.action, self._open = attrs.get('action'), True
         elif tag == 'input' and self._open and attrs.get('name'):
             self.fields[attrs['name']] = attrs.get('value') or ''
 
-    def handle_endtag(self, tag):
+    def handle_endtag(self, tag) -> None:
         if tag == 'form':
             self._open = False
 
 
-def confirmed_url(page, base):
+def confirmed_url(page, base) -> str | None:
     """The download a Drive confirmation page's form leads to, or None."""
     form = _Form()
     form.feed(page)
@@ -141,7 +141,7 @@ def _receive(url, partial, timeout, progress, pages_left=2):
         return total if total is not None else got
 
 
-def download(url, partial, progress, timeout=None, resumes=RESUMES):
+def download(url, partial, progress, timeout=None, resumes=RESUMES) -> int:
     """Fetch `url` into `partial` (resumed from what it holds). FetchFailed when this source cannot
     deliver; the partial file stays for the next try."""
     timeout = timeout_seconds() if timeout is None else timeout

@@ -34,7 +34,7 @@ from . import per_step
 from .download import FetchFailed, download
 from .locate import manual_steps, remember_digest, wanted_file
 from .meter import Meter, size_text
-from .sources import NAMED, VERIFIED_NAME, problem_sources, sources_for
+from .sources import NAMED, VERIFIED_NAME, Source, problem_sources, sources_for
 
 OFFLINE_ENV = 'SCICODE_OFFLINE'
 HDF5_MAGIC = b'\x89HDF\r\n\x1a\n'
@@ -49,17 +49,19 @@ class Mismatch(FetchFailed):
     """The download is whole but not the file expected."""
 
 
-def offline():
+def offline() -> bool:
+    """Whether fetching is off (the environment says so): missing files are then an error with how
+    to put them in place."""
     return os.environ.get(OFFLINE_ENV) == '1'
 
 
-def partial_path(data_dir, source):
+def partial_path(data_dir, source) -> Path:
     """Where `source`'s bytes gather until checked; keyed by its URL, so that a partial file
     is only ever resumed from the URL it came from."""
     return Path(data_dir) / f'{source.file_name}.{fingerprint(source.url)[:8]}.partial'
 
 
-def leftovers(data_dir):
+def leftovers(data_dir) -> list[Path]:
     """Partial downloads in `data_dir` (what a cut or killed fetch leaves to resume)."""
     return sorted(Path(data_dir).glob('*.partial'))
 
@@ -154,7 +156,7 @@ def _install_per_step(zip_path, data_dir):
     return final
 
 
-def install(partial, data_dir, source):
+def install(partial, data_dir, source) -> Path:
     """The checked download moved into place; its path. FetchFailed (download deleted) if it is
     not what `source` promises."""
     if source.file_name == verified.PROBLEMS_NAME:     # text: its digest is the whole check
@@ -169,7 +171,9 @@ def install(partial, data_dir, source):
     return _install_checked(partial, data_dir / name, source.sha256)
 
 
-def fetch_one(data_dir, source, timeout=None, stream=None):
+def fetch_one(data_dir, source, timeout=None, stream=None) -> Path:
+    """Fetch `source` into `data_dir` (resuming a partial download), check it and move it into
+    place; its path."""
     partial = partial_path(data_dir, source)
     meter = Meter(f'{source.file_name} ({source.label})', stream=stream)
     try:
@@ -180,7 +184,7 @@ def fetch_one(data_dir, source, timeout=None, stream=None):
     return install(partial, data_dir, source)
 
 
-def fetch(data_dir, sources, timeout=None, stream=None):
+def fetch(data_dir, sources, timeout=None, stream=None) -> Path:
     """The first source that delivers, installed in `data_dir`: its path. Otherwise DataError
     with every source's error (the caller adds the manual steps)."""
     data_dir = Path(data_dir)
@@ -202,7 +206,7 @@ class FetchError(DataError):
         super().__init__('no source delivered them:\n' + '\n'.join(f'  - {e}' for e in errors))
 
 
-def describe(sources):
+def describe(sources) -> list[str]:
     """What a fetch would do, one line per source (for --dry-run)."""
     return [f'{s.label}: {s.url} -> {s.file_name}, {size_text(s.size)}'
             + (f', sha256 {s.sha256[:12]}...' if s.sha256 else ', no published digest (archive CRCs checked)')
@@ -220,13 +224,13 @@ class Fetching:
     say: Callable = print
     planned: list = field(default_factory=list)
 
-    def ensure(self, dataset):
+    def ensure(self, dataset) -> bool:
         """True when `dataset`'s targets are in place (fetched now if needed); False when a
         dry run would fetch them."""
         return self._obtain(dataset, needed_sources(dataset), missing_text(dataset), manual_steps(dataset),
                             'targets')
 
-    def ensure_data_files(self, dataset):
+    def ensure_data_files(self, dataset) -> bool:
         """True when `dataset`'s official data files can be read. A dry run writes nothing: files
         missing from the data directory are read from a temporary copy (files.staged_copy), and
         planned; False when not even that can be had (offline)."""
@@ -240,7 +244,7 @@ class Fetching:
         dataset.read_files_from(staged)
         return True
 
-    def ensure_problems(self, dataset):
+    def ensure_problems(self, dataset) -> bool:
         """True when `dataset`'s problems can be read (SciCode-Verified's corrected problems
         fetched now if missing); False when a dry run would fetch them first."""
         return self._obtain(dataset, needed_problem_sources(dataset), problems_missing_text(dataset),
@@ -263,7 +267,7 @@ class Fetching:
         return True
 
 
-def needed_sources(dataset):
+def needed_sources(dataset) -> list[Source] | None:
     """The sources to fetch `dataset`'s targets from, or None when nothing is to be fetched:
     targets found, or named with h5py_file= (unless it names the default place, data dir /
     test_data.h5), or validation problems only without targets_url (their targets are
@@ -280,7 +284,7 @@ def needed_sources(dataset):
     return sources_for(dataset.targets, dataset.targets_urls, dataset.targets_sha256)
 
 
-def needed_problem_sources(dataset):
+def needed_problem_sources(dataset) -> list[Source] | None:
     """The sources of SciCode-Verified's corrected problems when `dataset` reads them and they
     are not in its data directory yet; else None."""
     path = dataset.verified_problems_path
@@ -289,12 +293,14 @@ def needed_problem_sources(dataset):
     return problem_sources(dataset.problems_urls, dataset.problems_sha256)
 
 
-def missing_text(dataset):
+def missing_text(dataset) -> str:
+    """Why `dataset`'s targets are missing, for an error message."""
     return (f'dataset {dataset.abbr!r} (split {dataset.split!r}) needs {wanted_file(dataset)}, '
             f'which is not in {dataset.data_dir}/')
 
 
-def problems_missing_text(dataset):
+def problems_missing_text(dataset) -> str:
+    """Why `dataset`'s corrected problems are missing, for an error message."""
     return (f'dataset {dataset.abbr!r} (split {dataset.split!r}, targets=\'verified\') reads '
             f'SciCode-Verified\'s corrected problems, {verified.PROBLEMS_NAME} (sha256 '
             f'{(dataset.problems_sha256 or verified.PROBLEMS_SHA256)[:12]}...), which is not in {dataset.data_dir}/')
@@ -356,7 +362,9 @@ def _is_file(path):
     return path if path.is_file() else None
 
 
-def main(argv=None):
+def main(argv=None) -> int:
+    """`python -m opencompass_scicode.targets.fetch ...`: fetch or check targets files; the exit
+    code."""
     parser = argparse.ArgumentParser(
         prog='python -m opencompass_scicode.targets.fetch',
         description='Fetch the SciCode test targets into the data directory (resumed, verified), '

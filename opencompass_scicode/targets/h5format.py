@@ -12,6 +12,7 @@ import sys
 
 import h5py
 import numpy as np
+from typing import Any
 
 
 # ---------------------------------------------------------------- reading
@@ -68,14 +69,16 @@ def _read_node(node):
     return _read_group(node)
 
 
-def read_test_target(test_group):
+def read_test_target(test_group) -> Any:
+    """The value one test of a step compares against, from its group (a tuple where it holds
+    several)."""
     names = list(test_group.keys())
     if len(names) == 1:
         return _read_node(test_group[names[0]])
     return tuple(_read_node(test_group[name]) for name in names)
 
 
-def read_step_targets(h5_path, step_id, n_tests):
+def read_step_targets(h5_path, step_id, n_tests) -> list[Any]:
     """The `targets` list the official test program sees for one step."""
     out = []
     if not n_tests:         # nothing to read: a step without tests may have no entry, or no file
@@ -92,7 +95,8 @@ def read_step_targets(h5_path, step_id, n_tests):
     return out
 
 
-def step_ids_in(h5_path):
+def step_ids_in(h5_path) -> list[str]:
+    """The step ids an HDF5 targets file holds."""
     with h5py.File(h5_path, 'r') as fh:
         return sorted(fh.keys())
 
@@ -157,7 +161,7 @@ def _write_dict(parent, name, mapping):
             _write_scalar_or_array(group, str(key), value)
 
 
-def write_value(parent, name, value):
+def write_value(parent, name, value) -> None:
     """Store one value under `parent[name]` so that the reader returns an equal value."""
     if isinstance(value, dict):
         _write_dict(parent, name, value)
@@ -180,7 +184,7 @@ def write_value(parent, name, value):
         _write_scalar_or_array(parent, name, value)
 
 
-def write_test_target(test_group, value, as_tuple=False):
+def write_test_target(test_group, value, as_tuple=False) -> None:
     """`as_tuple`: store a tuple as several variables (read back as a tuple)."""
     if as_tuple and isinstance(value, tuple) and len(value) != 1:
         for name, item in zip(_names(len(value)), value):
@@ -191,7 +195,7 @@ def write_test_target(test_group, value, as_tuple=False):
         write_value(test_group, 'var1', value)
 
 
-def write_step_targets(h5_file, step_id, targets, as_tuple=True):
+def write_step_targets(h5_file, step_id, targets, as_tuple=True) -> None:
     """Write one step's targets (a list, one entry per test) into an open h5py.File.
 
     An entry of `None` writes an empty test group (for tests that never use

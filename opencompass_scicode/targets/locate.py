@@ -38,19 +38,19 @@ class Targets:
     step_ids: frozenset = frozenset()
     report: Optional[dict] = None   # regeneration outcome per step
 
-    def file_for(self, step_id):
+    def file_for(self, step_id) -> Path:
         """The HDF5 file holding the step's targets."""
         return per_step.step_file(self.path, step_id) if self.kind == per_step.KIND else self.path
 
 
-def wanted_file(dataset):
+def wanted_file(dataset) -> str:
     """The targets file `dataset`'s mode asks for, in words."""
     if dataset.targets == 'verified':
         return f'SciCode-Verified\'s corrected targets, {VERIFIED_NAME} (sha256 {VERIFIED_SHA256[:12]}...)'
     return f'the official test targets, {H5_NAME} (about 1 GB, sha256 {H5_SHA256[:12]}...)'
 
 
-def manual_steps(dataset, data_dir=None, verified=None):
+def manual_steps(dataset, data_dir=None, verified=None) -> str:
     """How to put the targets in place by hand (offline, or when every source refused)."""
     data_dir = Path(data_dir if dataset is None else dataset.data_dir)
     verified = dataset.targets == 'verified' if dataset is not None else verified
@@ -73,7 +73,7 @@ def _h5_missing_message(dataset):
             f'not in {dataset.data_dir}/.\n  fix: {manual_steps(dataset)}')
 
 
-def remember_digest(path, digest):
+def remember_digest(path, digest) -> None:
     """sha256 of a ~1 GB file takes seconds: keep it next to the file, keyed by size and time."""
     path = Path(path)
     stat = path.stat()
@@ -84,7 +84,7 @@ def remember_digest(path, digest):
         pass
 
 
-def digest_of(path):
+def digest_of(path) -> str:
     """sha256 of `path`, from the stamp beside it when that still fits the file."""
     path = Path(path)
     stat = path.stat()
@@ -109,7 +109,7 @@ def _verified_kind(dataset, path):
     return 'verified' if digest_of(path) in {VERIFIED_SHA256, dataset.targets_sha256} else 'custom'
 
 
-def regenerated_path(dataset):
+def regenerated_path(dataset) -> Path:
     """Where the validation targets rebuilt from the gold code are cached for these data and libraries."""
     libs = {name: version(name) for name in ('numpy', 'scipy', 'sympy', 'h5py')}
     key = fingerprint({'data': sha256_of(dataset.files_dir / 'problems_dev.jsonl'),
@@ -118,19 +118,20 @@ def regenerated_path(dataset):
     return dataset.data_dir / 'regenerated' / f'validation_targets_{key}.h5'
 
 
-def report_path(h5_path):
+def report_path(h5_path) -> Path:
     """Regeneration outcome per step ({step_id: 'ok' | why not}), kept next to the file."""
     return Path(h5_path).with_suffix('.json')
 
 
-def read_report(h5_path):
+def read_report(h5_path) -> dict[str, str]:
+    """The regeneration report beside `h5_path` ({step_id: 'ok' | why not}); {} where there is none."""
     path = report_path(h5_path)
     if not (path.is_file() and Path(h5_path).is_file()):
         return {}
     return json.loads(path.read_text())
 
 
-def plan_targets(dataset):
+def plan_targets(dataset) -> tuple[str, Path]:
     """(kind, path); raises DataError if impossible. Reads no targets: the only work is unpacking
     OpenCompass's zip, once (per_step.unpacked)."""
     if dataset.h5py_file:
@@ -173,7 +174,7 @@ def _gap(h5py, fh, step):
     return f'{present} of its {needed} tests' if present < needed else ''
 
 
-def uncovered_steps(dataset, path):
+def uncovered_steps(dataset, path) -> list[tuple[str, str]]:
     """[(step_id, what is missing)] for the scored steps of `dataset` that the targets cannot
     score: no entry (or no file, per step) for the step, or fewer test groups than it has tests.
     A step without tests (SciCode-Verified's 72.6) needs no entry."""
@@ -199,7 +200,7 @@ def uncovered_steps(dataset, path):
     return out
 
 
-def check_coverage(dataset):
+def check_coverage(dataset) -> None:
     """Before any request: the targets file covers every scored step of `dataset`, with every test
     it needs. Otherwise each uncovered step would only end as an `eval_error`, after its answer was
     paid for. Regenerated targets are complete by construction (the targets task fills them)."""
@@ -227,19 +228,19 @@ def check_coverage(dataset):
         f'python -m opencompass_scicode.targets.standin FILE')
 
 
-def untried_steps(dataset, h5_path):
+def untried_steps(dataset, h5_path) -> list[str]:
     """Scored steps of `dataset` that regeneration into `h5_path` has not tried yet."""
     report = read_report(h5_path)
     return [s.step_id for p in dataset.problems for s in p.scored_steps if s.step_id not in report]
 
 
-def missing_regenerated(dataset):
+def missing_regenerated(dataset) -> list[str]:
     """Scored steps of `dataset` that regeneration has not tried yet (empty unless it uses regenerated targets)."""
     kind, path = plan_targets(dataset)
     return untried_steps(dataset, path) if kind == 'regenerated' else []
 
 
-def load_targets(dataset):
+def load_targets(dataset) -> 'Targets':
     """The targets `dataset` is scored against; DataError if regenerated ones are not all there yet."""
     kind, path = plan_targets(dataset)
     if kind == per_step.KIND:
@@ -259,7 +260,7 @@ def load_targets(dataset):
     return Targets('regenerated', path.resolve(), frozenset(s for s, why in report.items() if why == 'ok'), report)
 
 
-def targets_digest(targets):
+def targets_digest(targets) -> str:
     """sha256 of the targets a dataset was scored against (cached beside the file, see digest_of);
     for OpenCompass's one file per step, the sha256 of their names and digests in name order."""
     path = Path(targets.path)

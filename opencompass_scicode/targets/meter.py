@@ -11,7 +11,7 @@ LINE_EVERY_S = 30.0
 LINE_EVERY_FRACTION = 0.1
 
 
-def size_text(n):
+def size_text(n) -> str:
     """1049345865 -> '1.05 GB' (decimal units, as download tools show them)."""
     if n is None:
         return 'size unknown'
@@ -38,7 +38,8 @@ class Meter:
         self._bar = self._task = None
         self.total = None
 
-    def begin(self, total, start):
+    def begin(self, total, start) -> None:
+        """A download begins: `total` bytes (None: unknown), `start` of them already here."""
         self.total, self._t0, self._b0 = total, time.monotonic(), start
         self._last_t, self._last_fraction = self._t0, (start / total if total else 0.0)
         if self.tty:
@@ -54,7 +55,8 @@ class Meter:
             where = f' from byte {start:,}' if start else ''
             self._line(f'{self.label}: downloading{where}, {size_text(total)} in all')
 
-    def advance(self, got):
+    def advance(self, got) -> None:
+        """`got` bytes more arrived."""
         if self._bar is not None:
             self._bar.update(self._task, completed=got)
             return
@@ -68,13 +70,15 @@ class Meter:
         share = f' of {size_text(self.total)} ({100 * fraction:.0f}%)' if self.total else ''
         self._line(f'{self.label}: {size_text(got)}{share}, {size_text(int(rate))}/s{left}')
 
-    def note(self, text):
+    def note(self, text) -> None:
+        """Say `text` on its own line, under the progress."""
         if self._bar is not None:
             self._bar.console.print(f'{self.label}: {text}', markup=False, highlight=False)
         else:
             self._line(f'{self.label}: {text}')
 
-    def close(self):
+    def close(self) -> None:
+        """The download has ended: finish the progress line."""
         if self._bar is not None:
             self._bar.stop()
             self._bar = None

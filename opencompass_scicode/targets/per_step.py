@@ -18,26 +18,29 @@ DIR_NAME = 'test_data'
 ZIP_NAME = 'scicode_test_data.zip'
 
 
-def is_per_step_dir(path):
+def is_per_step_dir(path) -> bool:
+    """Whether `path` is a folder of OpenCompass's per-step targets files."""
     path = Path(path)
     return path.is_dir() and any(path.glob('*.h5'))
 
 
-def found_in(data_dir):
+def found_in(data_dir) -> Path | None:
     """`<data dir>/test_data/` when it holds step files, else None."""
     folder = Path(data_dir) / DIR_NAME
     return folder if is_per_step_dir(folder) else None
 
 
-def step_file(folder, step_id):
+def step_file(folder, step_id) -> Path:
+    """The targets file of `step_id` in a per-step folder."""
     return Path(folder) / f'{step_id}.h5'
 
 
-def step_ids_in(folder):
+def step_ids_in(folder) -> frozenset[str]:
+    """The step ids a per-step folder holds a file for."""
     return frozenset(p.stem for p in Path(folder).glob('*.h5'))
 
 
-def unpack(zip_path, dest):
+def unpack(zip_path, dest) -> None:
     """The zip's <step_id>.h5 files into `dest`, flat whatever folder the zip has them in (never a
     path out of `dest`), each under its name only once whole. BadZipFile as zipfile raises it."""
     with zipfile.ZipFile(zip_path) as zf:
@@ -53,7 +56,7 @@ def unpack(zip_path, dest):
             target.with_suffix('.partial').replace(target)
 
 
-def unpacked(zip_path, data_dir):
+def unpacked(zip_path, data_dir) -> Path:
     """The directory OpenCompass's zip unpacks to, under the data dir's cache (done once per zip
     file: its path, size and time name the place)."""
     zip_path = Path(zip_path).resolve()

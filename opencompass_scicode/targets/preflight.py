@@ -5,13 +5,14 @@ dataset to be scored must have targets covering every one of its scored steps be
 is asked anything (fetched first when missing, fetch.py), and validation targets still to be
 regenerated become a task of their own.
 """
+from ..datasets import SciCodeDataset
 from ..errors import ConfigError
 from ..registry import build_dataset
 from .fetch import Fetching, needed_sources
 from .locate import check_coverage, missing_regenerated, plan_targets
 
 
-def ready_datasets(dataset_cfgs, scoring, fetching=None):
+def ready_datasets(dataset_cfgs, scoring, fetching=None) -> list[SciCodeDataset]:
     """The datasets of the config's entries, their problems loaded (fetching the data files
     and SciCode-Verified's corrected problems if needed, checking sample_ids); with `scoring`,
     their targets are in place (`fetching` says whether missing ones may be fetched, or only
@@ -38,7 +39,7 @@ def ready_datasets(dataset_cfgs, scoring, fetching=None):
     return datasets
 
 
-def to_regenerate(datasets):
+def to_regenerate(datasets) -> list[str]:
     """Abbrs of the datasets whose regenerated targets are incomplete, one per targets file."""
     chosen = {}
     for ds in datasets:

@@ -15,12 +15,15 @@ class TargetRecorder:
         self.values = [None] * n_tests
         self.current = None
 
-    def begin(self, index):
+    def begin(self, index) -> None:
+        """Test `index` begins: the values recorded next are its."""
         self.current = index
 
-    def record(self, value):
+    def record(self, value) -> None:
+        """Record `value`, the one the running test compares against."""
         self.values[self.current] = value
 
-    def finish(self):
+    def finish(self) -> None:
+        """Write what was recorded to the targets file."""
         with h5py.File(self.out_path, 'w') as fh:
             write_step_targets(fh, self.step_id, self.values, as_tuple=True)

@@ -43,7 +43,9 @@ class Source:
     size: Optional[int] = None
 
     @property
-    def is_archive(self):
+    def is_archive(self) -> bool:
+        """Whether the source is a zip archive (OpenCompass's per-step files), unpacked after
+        download."""
         return self.file_name.endswith('.zip')
 
 
@@ -53,14 +55,14 @@ VERIFIED = tuple(Source('verified', url, VERIFIED_NAME, VERIFIED_SHA256) for url
 NAMED = {'official': (OFFICIAL,), 'opencompass': (OPENCOMPASS,), 'verified': VERIFIED}
 
 
-def file_name_of(url, default):
+def file_name_of(url, default) -> str:
     """The name a URL's file is saved under: the mode's targets file (where the search of
     locate.py finds it), or, for an archive, the archive's own name (unpacked after)."""
     name = urlsplit(url).path.rsplit('/', 1)[-1]
     return name if name.endswith('.zip') else default
 
 
-def sources_for(mode, urls=(), sha256=None):
+def sources_for(mode, urls=(), sha256=None) -> list['Source']:
     """The sources tried, in order, for a dataset's targets `mode` ('official' or 'verified'):
     its own `urls` (targets_url) if any, else the mode's defaults. `sha256` (targets_sha256)
     replaces the digest each must match."""
@@ -76,7 +78,7 @@ def sources_for(mode, urls=(), sha256=None):
     return list(chosen)
 
 
-def problem_sources(urls=(), sha256=None):
+def problem_sources(urls=(), sha256=None) -> list['Source']:
     """The sources tried, in order, for SciCode-Verified's corrected problems: a dataset's own
     `urls` (problems_url) if any, else the published file and its mirror; each must hash to
     `sha256` (problems_sha256), else to the published digest."""

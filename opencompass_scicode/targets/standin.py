@@ -21,7 +21,7 @@ from .locate import regenerated_path, untried_steps
 PLACEHOLDER = float('nan')
 
 
-def write_standin(out_path, data_dir=DEFAULT_DATA_DIR):
+def write_standin(out_path, data_dir=DEFAULT_DATA_DIR) -> dict[str, int]:
     """Write the stand-in file at `out_path`; returns {'validation': steps copied, 'test': steps
     with placeholders}. DataError when the regenerated validation targets are not all there."""
     import h5py
@@ -54,7 +54,9 @@ def write_standin(out_path, data_dir=DEFAULT_DATA_DIR):
     return counts
 
 
-def main(argv=None):
+def main(argv=None) -> int:
+    """`python -m opencompass_scicode.targets.standin FILE`: write a stand-in targets file; the exit
+    code."""
     parser = argparse.ArgumentParser(
         prog='python -m opencompass_scicode.targets.standin',
         description='Write a stand-in targets file (regenerated validation targets + NaN placeholders '

@@ -6,6 +6,7 @@ import traceback
 
 from ..errors import NoSpaceError, UserFacingError, out_of_space
 from ..utils.lifeline import stop_on_sigterm, stop_with_parent
+from .base import BaseTask
 from .contract import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_SPACE, read_task_file, task_code
 
 USAGE = 'usage: python -m opencompass_scicode.tasks TASK_FILE'
@@ -17,13 +18,13 @@ def task_class(stage: str, action=None) -> type:
     return getattr(importlib.import_module(module), name)
 
 
-def load_task(path):
+def load_task(path) -> BaseTask:
     """The task the task file at `path` describes, built from its typed record."""
     record = read_task_file(path)
     return task_class(record.task.stage, getattr(record, 'action', None))(record)
 
 
-def main(argv=None, standalone=True):
+def main(argv=None, standalone=True) -> int:
     """`standalone`: this process exists for the task (not --debug inside run.py), so it
     stops when whoever started it dies, and takes SIGTERM as an interrupt."""
     argv = sys.argv[1:] if argv is None else argv

@@ -176,7 +176,7 @@ class TaskStatus:
     labels: dict = field(default_factory=dict)
 
     @classmethod
-    def not_run(cls, spec, stopped):
+    def not_run(cls, spec, stopped) -> 'TaskStatus':
         """`spec`'s task, never started: the tasks it depends on named in `stopped` did not finish."""
         if not stopped:
             raise ValueError(f'{spec.name}: a task is not run only because others did not finish')
@@ -184,21 +184,23 @@ class TaskStatus:
                    labels=dict(spec.labels, stage=spec.stage))
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
+        """Whether the task ended done or skipped."""
         return self.state in ('done', 'skipped')
 
     @property
-    def stopped_others(self):
+    def stopped_others(self) -> bool:
         """Tasks depending on this one cannot run."""
         return self.state in ('failed', 'interrupted', 'not run')
 
-    def record(self):
+    def record(self) -> dict[str, Any]:
         """The task's entry in the run's status.json."""
         return {'state': self.state, 'duration_s': self.duration_s, 'log': self.log_path,
                 'note': self.note, **self.labels}
 
 
-def state_of(returncode):
+def state_of(returncode) -> str:
+    """A task's state from its exit code: done, errors, skipped, interrupted or failed."""
     if returncode == EXIT_OK:
         return 'done'
     if returncode == EXIT_STEP_ERRORS:
@@ -220,7 +222,8 @@ def _signal_name(number):
         return f'signal {number}'
 
 
-def status_of(spec, returncode, duration_s, log_path=None):
+def status_of(spec, returncode, duration_s, log_path=None) -> TaskStatus:
+    """The TaskStatus of `spec`'s task from how its process ended."""
     state = state_of(returncode)
     note = 'no space left on device' if returncode == EXIT_NO_SPACE else NOTES.get(state, '')
     if returncode is not None and returncode < 0 and state == 'failed':
@@ -233,7 +236,7 @@ CAUSE = 'error: '
 CAUSE_CHARS = 400          # of one line on the terminal; the log keeps it whole
 
 
-def failure_cause(log_path):
+def failure_cause(log_path) -> list[str]:
     """Why a task failed or ended with errors, in at most two lines of its log: its last `error: `
     line (and the `fix:` line after it), else the last line of a traceback; [] if the log says
     neither (or cannot be read)."""

@@ -8,11 +8,13 @@ results file an unsharded run writes.
 """
 import time
 from datetime import datetime, timezone
+from typing import Any
+from pathlib import Path
 
 from ..evaluation.regenerate import ensure_targets
 from ..inference.extract import extractor
 from ..inference.settings import InferConfig
-from ..predictions import PredictionStore, as_prediction, record_key
+from ..predictions import Prediction, PredictionStore, as_prediction, record_key
 from ..protocols import record as protocol_record
 from ..results import environments_differ
 from ..results.schema import ResultsFile, ResultsFileError, load_results, results_paths, write_results
@@ -24,7 +26,7 @@ from .base import BaseTask
 from .contract import EXIT_FAILED, EXIT_OK
 
 
-def with_answers(problems, dataset, predictions):
+def with_answers(problems, dataset, predictions) -> list[dict[str, Any]]:
     """The problems of a results file, each step record with its answer and tests (and, where the
     split has it, the gold code): what a reader needs beside each verdict, so that the results
     file alone explains it (the question, the answer as given and as run, the tests)."""
@@ -45,7 +47,7 @@ def _harness_failed(results):
     return any(step.status == 'eval_error' for step in results.steps())
 
 
-def extracted_again(predictions, extraction):
+def extracted_again(predictions, extraction) -> dict[str, Prediction]:
     """The predictions with each answer's code taken by `extraction` where it was taken by another
     rule (a protocol's scoring knob: a re-grade may score saved answers with another rule)."""
     rule = extractor(extraction)
@@ -59,7 +61,7 @@ def extracted_again(predictions, extraction):
     return out
 
 
-def answers_settings(predictions):
+def answers_settings(predictions) -> dict[str, Any]:
     """The knobs of the answers (protocols/knobs.py, phase 'answers') as the predictions were made:
     their settings, and the temperature their model was asked with."""
     settings = next((p.settings for p in map(as_prediction, predictions.values()) if p is not None and p.settings),
@@ -75,7 +77,7 @@ def answers_settings(predictions):
     return out
 
 
-def environment_differences(problems):
+def environment_differences(problems) -> list[dict[str, Any]]:
     """The steps whose scoring environments gave different verdicts, for the summary and the report."""
     return [{'step_id': s['step_id'], 'sample': p.get('sample'), 'status': s['status'],
              'verdicts': s['environment_verdicts']}
@@ -92,19 +94,23 @@ class EvalTask(BaseTask):
         self.merge_shards = list(cfg.merge_shards)
 
     @property
-    def store(self):
+    def store(self) -> PredictionStore:
+        """The predictions of this evaluation's model and dataset."""
         return PredictionStore(self.run_dir.predictions_path(self.model_abbr, self.dataset_abbr))
 
     @property
-    def final_path(self):
+    def final_path(self) -> Path:
+        """The results file of this model and dataset."""
         return self.run_dir.results_path(self.model_abbr, self.dataset_abbr)
 
     @property
-    def results_path(self):
+    def results_path(self) -> Path:
+        """Where this task writes: its shard's part file, or the results file."""
         return self.run_dir.part_path(self.final_path, self.shard) if self.shard else self.final_path
 
     @property
-    def part_paths(self):
+    def part_paths(self) -> list[Path]:
+        """The part files of the shards this task merges."""
         return [self.run_dir.part_path(self.final_path, shard) for shard in self.merge_shards]
 
     def _current(self, paths):
@@ -125,7 +131,7 @@ class EvalTask(BaseTask):
                 current.append(results)
         return current
 
-    def is_complete(self):
+    def is_complete(self) -> bool:
         """Results exist and were computed from the current predictions and evaluator settings
         (for a shard: its part, or the merged results), and none of their steps is an eval_error:
         the harness failed there (e.g. a worker killed under it), so -r scores it again (the
@@ -142,7 +148,7 @@ class EvalTask(BaseTask):
                     known[record.step_id, record.sample or 0] = record
         return known
 
-    def run(self):
+    def run(self) -> int:
         if not self.store.exists():
             self.log(f'no predictions at {self.store.path}; run inference first (-m all or -m infer)')
             return EXIT_FAILED

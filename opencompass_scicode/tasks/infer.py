@@ -32,7 +32,8 @@ class InferTask(BaseTask):
         self.dataset_cfgs = [dict(d) for d in cfg.datasets]
         self.shard = cfg.shard
 
-    def store(self, dataset_abbr):
+    def store(self, dataset_abbr) -> PredictionStore:
+        """The predictions store of `dataset_abbr`: this shard's part file, or the final file."""
         final = self.run_dir.predictions_path(self.model_abbr, dataset_abbr)
         if self.shard:
             return PredictionStore(self.run_dir.part_path(final, self.shard), base=final)
@@ -45,7 +46,7 @@ class InferTask(BaseTask):
                                    infer_cfg=InferConfig.of(cfg.get('infer_cfg'))))
         return parts
 
-    def is_complete(self):
+    def is_complete(self) -> bool:
         """Every scored step of every dataset has an error-free record made with today's settings."""
         model = build_model(self.model_cfg)
         for part in self._parts():
@@ -59,7 +60,7 @@ class InferTask(BaseTask):
                             return False
         return True
 
-    def run(self):
+    def run(self) -> int:
         model = build_model(self.model_cfg)
         parts = self._parts()
         for part in parts:

@@ -22,11 +22,11 @@ class MergePredictionsTask(BaseTask):
             final = self.run_dir.predictions_path(self.model_abbr, abbr)
             yield abbr, final, [self.run_dir.part_path(final, shard) for shard in self.shards]
 
-    def is_complete(self):
+    def is_complete(self) -> bool:
         """Nothing left to merge (the shards found their work done, or it was merged already)."""
         return not any(part.is_file() for _, _, parts in self._finals_and_parts() for part in parts)
 
-    def run(self):
+    def run(self) -> int:
         usage = {}
         for abbr, final, parts in self._finals_and_parts():
             found = [p for p in parts if p.is_file()]

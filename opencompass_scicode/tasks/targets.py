@@ -17,10 +17,10 @@ class TargetsTask(BaseTask):
         super().__init__(cfg)
         self.dataset = build_dataset(cfg.dataset)
 
-    def is_complete(self):
+    def is_complete(self) -> bool:
         return not missing_regenerated(self.dataset)
 
-    def run(self):
+    def run(self) -> int:
         wanted = {s.step_id for p in self.dataset.problems for s in p.scored_steps}
         progress = ProgressFile(self.progress_path, self.name, len(missing_regenerated(self.dataset)))
         targets = ensure_targets(self.dataset, progress=lambda done, total: progress.update(done, total=total))

@@ -4,11 +4,12 @@ One checker, so that every class refuses a bad number the same way: which key, w
 what range it wants and a valid example.
 """
 from numbers import Real
+from typing import Any
 
 from ..errors import ConfigError
 
 
-def check_number(key, value, *, at_least=None, above=None, whole=False, optional=False, example=None):
+def check_number(key, value, *, at_least=None, above=None, whole=False, optional=False, example=None) -> Any:
     """`value` if it is a number in range (`at_least` <= value, `above` < value; `whole`: an int;
     `optional`: None allowed); otherwise ConfigError naming `key`, with `example` as the fix."""
     if value is None and optional:

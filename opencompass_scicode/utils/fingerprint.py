@@ -5,12 +5,13 @@ import json
 import sys
 
 
-def fingerprint(obj):
+def fingerprint(obj) -> str:
+    """16 hex digits of the sha256 of `obj` as sorted JSON: equal settings, equal fingerprints."""
     blob = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode('utf-8')).hexdigest()[:16]
 
 
-def value_digest(value):
+def value_digest(value) -> str:
     """A digest of a value by what it holds (types, shapes, dtypes, element bytes), never by how a
     library pickles it: the same targets give the same digest under any numpy."""
     digest = hashlib.sha256()

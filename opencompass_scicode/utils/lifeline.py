@@ -29,7 +29,7 @@ def _signal_own(sig):
     kill(os.getpid(), sig, group=os.getpgrp() == os.getpid())
 
 
-def stop_with_parent(poll_s=0.5, grace_s=10.0):
+def stop_with_parent(poll_s=0.5, grace_s=10.0) -> None:
     """Watch the parent from a daemon thread; return at once."""
     expected = os.environ.get(PARENT_ENV)
     parent = int(expected) if expected and expected.isdigit() else os.getppid()
@@ -44,7 +44,7 @@ def stop_with_parent(poll_s=0.5, grace_s=10.0):
     threading.Thread(target=watch, name='parent-watch', daemon=True).start()
 
 
-def stop_on_sigterm():
+def stop_on_sigterm() -> None:
     """SIGTERM becomes SIGINT to this process: whatever handles Ctrl-C (asyncio's handler,
     KeyboardInterrupt) handles it, and every `finally` runs."""
     signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))

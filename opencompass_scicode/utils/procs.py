@@ -6,7 +6,7 @@ Standard library only: the sandbox's workers use it too, and start fast.
 import contextlib
 import os
 import signal
-from typing import NamedTuple, Optional
+from typing import Iterator, NamedTuple, Optional
 
 
 class Proc(NamedTuple):
@@ -15,7 +15,8 @@ class Proc(NamedTuple):
     group: int
 
     @property
-    def live(self):
+    def live(self) -> bool:
+        """Whether the process is not a zombie."""
         return self.state != 'Z'
 
 
@@ -33,7 +34,7 @@ def read_proc(pid) -> Optional[Proc]:
     return Proc(fields[0].decode(), int(fields[1]), int(fields[2]))
 
 
-def process_table():
+def process_table() -> dict[int, 'Proc']:
     """{pid: Proc} of every process visible here."""
     table = {}
     for entry in os.listdir('/proc'):
@@ -44,7 +45,7 @@ def process_table():
     return table
 
 
-def kill(pids, sig=signal.SIGKILL, *, group=False, denied_ok=False):
+def kill(pids, sig=signal.SIGKILL, *, group=False, denied_ok=False) -> int:
     """Send `sig` (SIGKILL unless told) to each of `pids` (one pid, or several), or with
     group=True to each process group they name; the number of those signalled.
 
@@ -65,7 +66,7 @@ def kill(pids, sig=signal.SIGKILL, *, group=False, denied_ok=False):
 
 
 @contextlib.contextmanager
-def wake_on_child_exit():
+def wake_on_child_exit() -> Iterator[int]:
     """A pipe that turns readable when a child process ends (SIGCHLD): yields its read end, for
     select(), to be emptied with `drain`. Main thread only; the handlers before are put back.
 
@@ -86,7 +87,7 @@ def wake_on_child_exit():
         os.close(write_fd)
 
 
-def drain(fd):
+def drain(fd) -> None:
     """Read a non-blocking pipe empty."""
     try:
         while os.read(fd, 512):

@@ -3,6 +3,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from ..errors import NoSpaceError
 from .workdir import write_json_atomic
@@ -21,7 +22,9 @@ class ProgressFile:
         self._lock = threading.Lock()     # evaluation threads report steps concurrently
         self.write(force=True)
 
-    def update(self, done=None, errors=None, total=None, force=False):
+    def update(self, done=None, errors=None, total=None, force=False) -> None:
+        """Count `done` and `errors` of `total` steps (None: unchanged); written when due, at the
+        end or with `force`."""
         with self._lock:
             if done is not None:
                 self.state['done'] = done
@@ -31,13 +34,13 @@ class ProgressFile:
                 self.state['total'] = total
             self._write(force or self.state['done'] >= self.state['total'])
 
-    def add(self, name, count=1):
+    def add(self, name, count=1) -> None:
         """Count something beside the steps (e.g. steps scored early, during inference)."""
         with self._lock:
             self.state[name] = self.state.get(name, 0) + count
             self._write(False)
 
-    def started(self, name):
+    def started(self, name) -> None:
         """A step (`name`) began to run: the runner names one still running after a minute.
         Called from the step pool's threads, which must go on whatever happens here: a write
         refused (a full disk) is left for the task's own next write to meet."""
@@ -45,7 +48,7 @@ class ProgressFile:
             self.state.setdefault('running', {})[name] = time.time()
             self._advise()
 
-    def finished(self, name):
+    def finished(self, name) -> None:
         """A step ended (written at once, so that no ended step is named as running)."""
         with self._lock:
             if self.state.get('running', {}).pop(name, None) is not None:
@@ -57,7 +60,7 @@ class ProgressFile:
         except (OSError, NoSpaceError):
             pass
 
-    def update_part(self, name, done, errors=0):
+    def update_part(self, name, done, errors=0) -> None:
         """Progress of one part (a dataset of an inference task); the totals follow."""
         with self._lock:
             part = self.state['parts'][name]
@@ -67,7 +70,8 @@ class ProgressFile:
             self.state['errors'] = sum(p['errors'] for p in parts)
             self._write(self.state['done'] >= self.state['total'])
 
-    def write(self, force=False):
+    def write(self, force=False) -> None:
+        """Write the progress file (if the last write is old enough, or with `force`)."""
         with self._lock:
             self._write(force)
 
@@ -81,7 +85,8 @@ class ProgressFile:
             write_json_atomic(self.path, self.state, indent=None, durable=False)
 
 
-def read_progress(path):
+def read_progress(path) -> dict[str, Any]:
+    """A task's progress record from its file."""
     try:
         return json.loads(Path(path).read_text())
     except (OSError, ValueError):
@@ -91,7 +96,7 @@ def read_progress(path):
 LONG_STEP_S = 60
 
 
-def long_running(info, now=None):
+def long_running(info, now=None) -> str:
     """'step X running N min' for the step of a progress record that has run longest, once that
     is over LONG_STEP_S; else ''."""
     running = (info or {}).get('running') or {}

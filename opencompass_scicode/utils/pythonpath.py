@@ -6,6 +6,6 @@ from pathlib import Path
 PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
 
 
-def with_package(pythonpath=None, first=()):
+def with_package(pythonpath=None, first=()) -> str:
     """A PYTHONPATH value: `first`, then the package's directory, then `pythonpath`."""
     return os.pathsep.join(p for p in (*first, PACKAGE_PARENT, pythonpath) if p)

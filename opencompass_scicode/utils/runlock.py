@@ -15,6 +15,7 @@ import fcntl
 import os
 import time
 from pathlib import Path
+from typing import TextIO
 
 from ..errors import UserFacingError
 
@@ -36,7 +37,7 @@ class RunLock:
         self.root = Path(root)
         self._held = []
 
-    def acquire(self, wait_for_tasks_s=30.0):
+    def acquire(self, wait_for_tasks_s=30.0) -> 'RunLock':
         """Take the run for this process, or raise RunDirBusy saying who has it."""
         self.root.mkdir(parents=True, exist_ok=True)
         main = open(self.root / '.lock', 'a+')
@@ -68,13 +69,14 @@ class RunLock:
         tasks.close()           # free again: this run's own tasks take it shared
         return self
 
-    def release(self):
+    def release(self) -> None:
+        """Let go of the run."""
         for fh in self._held:
             fh.close()
         self._held = []
 
 
-def holder_of(fh):
+def holder_of(fh) -> str:
     """The pid holding an flock on the open file `fh` as the kernel tells it, else what the file
     says (its holder writes its pid once it has the lock), else 'unknown'."""
     stat = os.fstat(fh.fileno())
@@ -93,7 +95,7 @@ def holder_of(fh):
     return fh.read().strip() or 'unknown'
 
 
-def hold_for_task(root):
+def hold_for_task(root) -> TextIO:
     """A task's shared hold on its run (kept until the process exits)."""
     fh = open(Path(root) / '.tasks.lock', 'a')
     fcntl.flock(fh, fcntl.LOCK_SH)

@@ -12,6 +12,7 @@ task files, logs, predictions and dumped configs only ever hold the references.
 import hashlib
 import os
 import re
+from typing import Any
 
 SECRET_FIELDS = ('key', 'api_key', 'token', 'password', 'secret')
 ENV_PREFIX = 'OPENCOMPASS_SCICODE_SECRET_'
@@ -80,7 +81,9 @@ def _with_server_secrets(server, known, replace_arg, replace_env):
     return out
 
 
-def move_secrets_to_env(model_cfg, abbr):
+def move_secrets_to_env(model_cfg, abbr) -> dict[str, Any]:
+    """`model_cfg` with its literal secrets moved into environment variables of this process
+    (`ENV:NAME` in their place), so task files never hold them."""
     out = dict(model_cfg)
     known = set()
     for name in _literal_secrets(model_cfg):
@@ -101,7 +104,7 @@ def move_secrets_to_env(model_cfg, abbr):
     return out
 
 
-def redacted_server(server, known=()):
+def redacted_server(server, known=()) -> dict[str, Any]:
     """`server=` with its secrets (literal or moved to the environment) shown as <redacted>:
     the same text either way, so settings compare equal before and after the move."""
     command = [REDACTED if isinstance(a, str) and ARG_REFERENCE.fullmatch(a) else
@@ -113,7 +116,7 @@ def redacted_server(server, known=()):
                                 lambda i, value: REDACTED, lambda name, value: REDACTED)
 
 
-def resolve_server_secrets(command, env):
+def resolve_server_secrets(command, env) -> tuple[list[str], dict[str, str]]:
     """(argv, env) with the references put back by move_secrets_to_env replaced by their values,
     for starting the server only."""
     argv = [ARG_REFERENCE.sub(lambda m: os.environ.get(m.group(1), ''), a) for a in command]
@@ -121,7 +124,7 @@ def resolve_server_secrets(command, env):
     return argv, values
 
 
-def redact_config(cfg):
+def redact_config(cfg) -> dict[str, Any]:
     """A copy of a whole config with literal secrets of models replaced by a marker."""
     out = dict(cfg)
     if isinstance(out.get('models'), (list, tuple)):
@@ -139,7 +142,7 @@ def redact_config(cfg):
     return out
 
 
-def resolve_key(key):
+def resolve_key(key) -> tuple[str | None, str | None]:
     """'ENV' -> $OPENAI_API_KEY; 'SOME_VAR' (set in the environment) -> its value; else the literal."""
     if key is None or key == 'ENV':
         return os.environ.get('OPENAI_API_KEY'), 'OPENAI_API_KEY'

@@ -18,17 +18,20 @@ import json
 import re
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from .writes import replace_whole, write_json_atomic  # noqa: F401 - where the run's files are written
 
 TIMESTAMP_RE = re.compile(r'^\d{8}_\d{6}$')
 
 
-def new_timestamp():
+def new_timestamp() -> str:
+    """A run's timestamp for now: `YYYYMMDD_HHMMSS`."""
     return datetime.now().strftime('%Y%m%d_%H%M%S')
 
 
-def latest_timestamp(work_dir):
+def latest_timestamp(work_dir) -> str | None:
+    """The latest run's timestamp in `work_dir`, or None where it holds none."""
     root = Path(work_dir)
     if not root.is_dir():
         return None
@@ -42,61 +45,72 @@ class RunDir:
         self.timestamp = timestamp
         self.root = self.work_dir / timestamp
 
-    def create(self):
+    def create(self) -> 'RunDir':
+        """Make the run directory and its folders; itself."""
         for sub in ('configs/tasks', 'predictions', 'results', 'summary', 'logs'):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         return self
 
     @property
-    def config_path(self):
+    def config_path(self) -> Path:
+        """Where the run's config is kept."""
         return self.root / 'configs' / f'{self.timestamp}.py'
 
     @staticmethod
-    def task_name(stage, *parts):
+    def task_name(stage, *parts) -> str:
         """'infer/<model>', 'eval/<model>/<dataset>', 'targets/<dataset>'."""
         return '/'.join((stage, *parts))
 
-    def task_config_path(self, name):
+    def task_config_path(self, name) -> Path:
+        """The task file of task `name`."""
         return self.root / 'configs' / 'tasks' / (name.replace('/', '_') + '.json')
 
-    def log_path(self, name):
+    def log_path(self, name) -> Path:
+        """The log of task `name`."""
         return self.root / 'logs' / f'{name}.out'
 
-    def predictions_path(self, model_abbr, dataset_abbr):
+    def predictions_path(self, model_abbr, dataset_abbr) -> Path:
+        """The predictions file of a model and dataset."""
         return self.root / 'predictions' / model_abbr / f'{dataset_abbr}.jsonl'
 
-    def results_path(self, model_abbr, dataset_abbr):
+    def results_path(self, model_abbr, dataset_abbr) -> Path:
+        """The results file of a model and dataset."""
         return self.root / 'results' / model_abbr / f'{dataset_abbr}.json'
 
     @staticmethod
-    def part_path(final_path, shard):
+    def part_path(final_path, shard) -> Path:
         """Where one shard writes its part of `final_path` (merged into it when all are done)."""
         final_path = Path(final_path)
         return final_path.parent / f'{final_path.stem}.parts' / f'{shard}{final_path.suffix}'
 
-    def usage_path(self, model_abbr):
+    def usage_path(self, model_abbr) -> Path:
+        """Where a model's usage (requests, tokens) is kept."""
         return self.root / 'predictions' / model_abbr / 'usage.json'
 
-    def summary_path(self, ext):
+    def summary_path(self, ext) -> Path:
+        """The summary file of this run with extension `ext`."""
         return self.root / 'summary' / f'summary_{self.timestamp}.{ext}'
 
     @property
-    def status_path(self):
+    def status_path(self) -> Path:
+        """The run's status.json: each task's state."""
         return self.root / 'status.json'
 
-    def load_status(self):
+    def load_status(self) -> dict[str, Any]:
+        """The run's status.json as a dict; {} where there is none yet."""
         try:
             return json.loads(self.status_path.read_text())
         except (OSError, ValueError):
             return {}
 
-    def save_status(self, updates):
+    def save_status(self, updates) -> None:
+        """Merge `updates` ({task: entry}) into status.json."""
         status = self.load_status()
         status.update(updates)
         write_json_atomic(self.status_path, status)
 
 
-def remove_parts(paths):
+def remove_parts(paths) -> None:
     """Delete merged part files, then their `.parts` folders once empty."""
     paths = [Path(p) for p in paths]
     for path in paths:

@@ -26,7 +26,7 @@ from ..errors import NoSpaceError, out_of_space
 FAIL_ENV = 'OPENCOMPASS_SCICODE_FAIL_WRITE'
 
 
-def before_write(path):
+def before_write(path) -> None:
     """Count a write of `path` (the test hook; nothing when FAIL_ENV is unset), refused with
     OSError(ENOSPC) once the hook says the disk is full."""
     spec = os.environ.get(FAIL_ENV)
@@ -64,7 +64,7 @@ def _no_space_or_raise(exc, path):
     raise exc
 
 
-def sync_folder(folder):
+def sync_folder(folder) -> None:
     """Make a rename (or a new file) in `folder` survive a power cut."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -73,7 +73,7 @@ def sync_folder(folder):
         os.close(fd)
 
 
-def replace_whole(tmp, path, data, durable=True):
+def replace_whole(tmp, path, data, durable=True) -> None:
     """Write `data` (text, or bytes) to `tmp`, then rename it over `path`: `path` is the old file
     or the new one, never a part. `durable`: the file, then the rename, are synced to the disk
     first (a power cut leaves the old or the new file, not an empty one). A write that fails
@@ -94,7 +94,7 @@ def replace_whole(tmp, path, data, durable=True):
         _no_space_or_raise(exc, path)
 
 
-def write_whole(path, data, durable=True):
+def write_whole(path, data, durable=True) -> None:
     """`path` replaced whole by `data` (text or bytes), through a temporary file beside it that
     keeps its suffix (some readers go by it); safe from several threads and processes."""
     path = Path(path)
@@ -103,12 +103,12 @@ def write_whole(path, data, durable=True):
     replace_whole(tmp, path, data, durable)
 
 
-def write_json_atomic(path, obj, indent=1, durable=True):
+def write_json_atomic(path, obj, indent=1, durable=True) -> None:
     """Readers see the old file or the new one, never half of it; safe from several threads."""
     write_whole(path, json.dumps(obj, indent=indent, ensure_ascii=False), durable)
 
 
-def append_synced(path, text):
+def append_synced(path, text) -> None:
     """Append `text` (whole records) to `path` and sync it: once this returns, a power cut keeps
     it. A write cut short (a full disk) may leave part of it: readers skip a torn last line."""
     path = Path(path)
@@ -122,7 +122,7 @@ def append_synced(path, text):
         _no_space_or_raise(exc, path)
 
 
-def create_exclusive(path, text):
+def create_exclusive(path, text) -> None:
     """Create `path` holding `text`, failing with FileExistsError if it exists (a claim)."""
     try:
         before_write(path)

@@ -165,7 +165,7 @@ def test_the_checker_names_file_and_line_of_a_back_import(tmp_path):
         'sandbox/bad.py': 'from .. import errors, verdicts\nfrom . import executor\n'
                           'def late():\n    import opencompass_scicode.targets.h5format\n',
         'sandbox/inner/deep.py': 'from ...utils import workdir\nfrom ...targets import h5format\n',
-        'pool/workers.py': 'from ..sandbox.executor import StepRun\nfrom ..evaluation.verdict import decide\n',
+        'pool/step_pool.py': 'from ..sandbox.executor import StepRun\nfrom ..evaluation.verdict import decide\n',
         'cli.py': 'from .launch import plan_run\nfrom .inference.preflight import check_mode\n',
     })
     found = {(file, line, mod) for file, line, mod, _ in violations(root)}
@@ -179,7 +179,7 @@ def test_the_checker_names_file_and_line_of_a_back_import(tmp_path):
         (f'{PACKAGE}/sandbox/bad.py', 1, 'verdicts'),
         (f'{PACKAGE}/sandbox/bad.py', 4, 'targets.h5format'),
         (f'{PACKAGE}/sandbox/inner/deep.py', 2, 'targets'),
-        (f'{PACKAGE}/pool/workers.py', 2, 'evaluation.verdict'),
+        (f'{PACKAGE}/pool/step_pool.py', 2, 'evaluation.verdict'),
         (f'{PACKAGE}/cli.py', 2, 'inference.preflight'),
     }
 

@@ -229,7 +229,7 @@ def test_a_verdict_that_cannot_be_kept_stops_the_pool_and_reaches_whoever_waits(
 def test_a_worker_thread_that_raises_is_named_to_whoever_waits():
     """Any other error of a pool's thread reaches the waiter as one line naming the thread."""
     from opencompass_scicode.errors import ThreadFailed
-    from opencompass_scicode.pool.workers import Submission, StepPool
+    from opencompass_scicode.pool.step_pool import Submission, StepPool
     from opencompass_scicode.sandbox.executor import StepRun
 
     class Executor:          # runs nothing: every program's run is the same
@@ -252,7 +252,7 @@ def test_a_worker_thread_that_raises_is_named_to_whoever_waits():
     job = type('Job', (), {'modules': (), 'step_id': '1.1'})()
     pool = StepPool(Executor)
     pool.submit([Submission('k', job, 1.0, broken)])
-    with pytest.raises(ThreadFailed, match="step worker 0 stopped: KeyError: .the caller's bug"):
+    with pytest.raises(ThreadFailed, match="step slot 0 stopped: KeyError: .the caller's bug"):
         pool.close()
     with pytest.raises(ThreadFailed):
         pool.submit([Submission('k2', job, 1.0, broken)])

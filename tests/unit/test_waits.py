@@ -74,8 +74,8 @@ REVIEWED = {
         'the callers\' sockets: see the wire.receive entries',
     ('pool/wire.py', 'receive', 'exactly(sock, _LENGTH.unpack(header)[0])'):
         'the callers\' sockets: see the wire.receive entries',
-    ('pool/workers.py', 'StepPool.close', 'thread.join()'):
-        THREAD_JOIN + '; a worker thread that raises stops the others',
+    ('pool/step_pool.py', 'StepPool.close', 'thread.join()'):
+        THREAD_JOIN + '; a slot thread that raises stops the others',
     ('runners/local.py', 'LocalRunner.stop', 'handle.proc.wait()'):
         AFTER_KILL,
     ('runners/warm.py', 'Launcher.read', 'os.read(self.fileno(), 65536)'):

@@ -16,7 +16,7 @@ def _is_symbol(value):
     return sympy is not None and isinstance(value, sympy.Symbol)
 
 
-def process_symbol_in_dict(mapping):
+def process_symbol_in_dict(mapping) -> dict:
     """Replace sympy Symbols, in keys and values, by their string form."""
     out = {}
     for key, value in mapping.items():
@@ -30,7 +30,9 @@ def process_symbol_in_dict(mapping):
     return out
 
 
-def are_dicts_close(dict1, dict2, atol=1e-8, rtol=1e-5):
+def are_dicts_close(dict1, dict2, atol=1e-8, rtol=1e-5) -> bool:
+    """Whether two dicts have the same keys and close values (official semantics: numbers by
+    np.allclose, the rest by ==)."""
     dict1 = process_symbol_in_dict(dict1)
     dict2 = process_symbol_in_dict(dict2)
     if dict1.keys() != dict2.keys():
@@ -51,11 +53,14 @@ def are_dicts_close(dict1, dict2, atol=1e-8, rtol=1e-5):
     return True
 
 
-def are_csc_matrix_close(matrix1, matrix2):
+def are_csc_matrix_close(matrix1, matrix2) -> bool:
+    """Whether two sparse matrices are close, compared dense."""
     return np.allclose(matrix1.toarray(), matrix2.toarray())
 
 
-def cmp_tuple_or_list(var1, var2):
+def cmp_tuple_or_list(var1, var2) -> bool:
+    """Whether two lists or tuples have the same length and close items, item by item (official
+    semantics)."""
     if len(var1) != len(var2):
         return False
     for left, right in zip(var1, var2):

@@ -1,4 +1,4 @@
-"""One pool of workers running step programs as they arrive.
+"""The step pool: a queue of step programs, run by the sandbox's workers as they arrive.
 
 Both evaluation paths use it. The evaluation task submits all of a dataset's
 steps at once. Early evaluation, inside the inference task, submits each
@@ -8,20 +8,20 @@ then run side by side while the model still answers others.
 The pool runs programs; it never judges them. Each submission names its
 program by a key (same key, same program); a program is run once however many
 submissions name it, and every one of them is handed the run (scoring turns it
-into a verdict). Which free worker runs which pending program is planned in
-planner.py. A step that runs while the other workers are idle and nothing
+into a verdict). One slot thread per worker of the executor (the sandbox's processes that
+run programs) takes the next program for its worker, as planned in planner.py. A step that runs while the other workers are idle and nothing
 waits may use their cores for its numerical libraries. A step runs while
 holding one of the machine's CPU slots (cpuslots.py), so that the pools of
 several tasks on one machine never run more steps at once than it has CPUs.
 
-A worker thread that raises (a `done` that cannot keep its verdict on a full
-disk) stops the pool: the other workers stop taking programs, and whoever
+A slot thread that raises (a `done` that cannot keep its verdict on a full
+disk) stops the pool: the other slot threads stop taking programs, and whoever
 waits on the pool (close, the next submit) raises that error.
 """
 import signal
 import threading
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from ..errors import ThreadFailed
 from ..sandbox.executor import StepRun
@@ -54,14 +54,16 @@ class Submission:
 class NoClaims:
     """Programs are claimed by one pool only: nobody else runs or settles them."""
 
-    def settled(self, key):
+    def settled(self, key) -> bool:
+        """Always False: no other task runs programs for this pool."""
         return False
 
-    def try_claim(self, key):
+    def try_claim(self, key) -> bool:
+        """Always True: this pool runs every program it is given."""
         return True
 
 
-def take_in(waiting, claims, submissions):
+def take_in(waiting, claims, submissions) -> list['Submission']:
     """Queue each submission behind one for the same program (`waiting`: key -> submissions not
     answered yet) and answer those whose program is settled elsewhere; returns the submissions
     whose programs are new (to be run)."""
@@ -77,18 +79,18 @@ def take_in(waiting, claims, submissions):
     return fresh
 
 
-def protections_of(run):
+def protections_of(run) -> dict[str, Any]:
     """The sandbox layers a run's step process reported ({} if it reported none)."""
     return next((e.get('protections') for e in run.events if e.get('event') == 'sandbox'), None) or {}
 
 
-def cost_of(run):
+def cost_of(run) -> float:
     """What a program costs a worker: its whole time on it (later tests for information included),
     less importing the modules it needed."""
     return max(0.0, (run.busy_s or run.duration_s) - run.import_s)
 
 
-def cut_short_from_outside(run):
+def cut_short_from_outside(run) -> bool:
     """Whether a run says nothing of its program: its worker died under it, or its step was
     killed by a SIGKILL, before its verdict was decided, that none of our limits sent (the
     time-out and the process cap are told apart; the memory cap's OOM kill is not, and costs a
@@ -100,7 +102,7 @@ def cut_short_from_outside(run):
             and not run.process_limit_hit and not any(e.get('event') == 'decided' for e in run.events))
 
 
-def harness_failure(exc):
+def harness_failure(exc) -> StepRun:
     """The run of a program whose harness failed (not the program)."""
     return StepRun(None, False, 0.0, error=f'{type(exc).__name__}: {exc}')
 
@@ -121,16 +123,16 @@ class StepPool:
         self._threads = []
         self._waiting = {}            # key -> submissions for it not answered yet
         self._jobs = {}               # key -> the job run for it
-        self._running = {}            # key -> (worker, job) running it
+        self._running = {}            # key -> (slot, job) running it
         self._closed = False
-        self._failure = None          # what stopped a worker thread, raised to whoever waits
+        self._failure = None          # what stopped a slot thread, raised to whoever waits
         self._observed, self._imported = [], {}
         self._changed = threading.Condition(threading.RLock())
         self._reporting = threading.Lock()      # one `done` call at a time: callers count in them
 
     # ------------------------------------------------------------ the caller's side
-    def submit(self, submissions):
-        """Queue programs; returns at once. Their `done` is called from a worker thread (or here,
+    def submit(self, submissions) -> None:
+        """Queue programs; returns at once. Their `done` is called from a slot thread (or here,
         for a program settled elsewhere)."""
         with self._changed:
             self._raise_failure()
@@ -149,7 +151,7 @@ class StepPool:
             self._changed.notify_all()
         self._executor.prefetch([s.job for s in fresh.values()])
 
-    def withdraw(self, owner):
+    def withdraw(self, owner) -> None:
         """Forget `owner`'s submissions (it has gone): a program nobody else waits for is not run,
         or, if it runs already, is stopped (its worker is replaced), as it would have died with a
         pool of the owner's own."""
@@ -166,14 +168,14 @@ class StepPool:
                     self._executor.abandon(*self._running[key])
             self._changed.notify_all()
 
-    def busy(self):
+    def busy(self) -> bool:
         """Programs queued or running."""
         with self._changed:
             return bool(self._waiting)
 
-    def close(self):
+    def close(self) -> None:
         """No more submissions: wait until every program has run, then stop the workers. Raises
-        what stopped a worker, if one stopped on an error."""
+        what stopped a slot thread, if one stopped on an error."""
         with self._changed:
             self._closed = True
             self._changed.notify_all()
@@ -190,19 +192,19 @@ class StepPool:
         if self._failure is not None:
             raise self._failure
 
-    def check(self):
+    def check(self) -> None:
         """Raise what stopped the pool's threads, if anything has: for a caller that waits on the
         pool's verdicts in a queue of its own, so that it never waits for ones that cannot come."""
         with self._changed:
             self._raise_failure()
 
-    def start(self):
+    def start(self) -> None:
         """Start the workers now (they start with the first submission otherwise): their imports
         then overlap whatever the caller does before it submits."""
         with self._changed:
             self._start()
 
-    # ------------------------------------------------------------ the workers' side
+    # ------------------------------------------------------------ the slot threads' side
     def _start(self):
         if self._executor is not None:
             return
@@ -211,8 +213,8 @@ class StepPool:
         executor = self._executor
         self._planner = Planner({}, {}, executor.workers, self.durations.imports, executor.loaded,
                                 copy_s=executor.copy_s)
-        self._threads = [threading.Thread(target=self._worker, args=(slot,), daemon=True,
-                                          name=f'step-worker-{slot}')
+        self._threads = [threading.Thread(target=self._slot_thread, args=(slot,), daemon=True,
+                                          name=f'step-slot-{slot}')
                          for slot in range(executor.workers)]
         for thread in self._threads:
             thread.start()
@@ -231,7 +233,7 @@ class StepPool:
         return measured
 
     def _next(self, slot):
-        """(key, worker to copy first or None), or None once closed and all is done."""
+        """(key, slot whose worker to copy first or None), or None once closed and all is done."""
         planner = self._planner
         with self._changed:
             while True:
@@ -258,12 +260,13 @@ class StepPool:
         return (planner.expected[key] >= LONE_STEP_S and not planner.pending
                 and all(r is None for w, r in enumerate(planner.running) if w != slot))
 
-    def _worker(self, slot):
+    def _slot_thread(self, slot):
+        """The thread of `slot`: runs what the planner gives this slot's worker until the pool closes."""
         try:
             self._work(slot)
         except BaseException as exc:    # noqa: B036 - passed on to whoever waits on the pool
             with self._changed:
-                self._failure = self._failure or ThreadFailed.passing_on(f'step worker {slot}', exc)
+                self._failure = self._failure or ThreadFailed.passing_on(f'step slot {slot}', exc)
                 self._changed.notify_all()
 
     def _work(self, slot):
