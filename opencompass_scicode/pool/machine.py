@@ -35,7 +35,7 @@ from ..utils.lifeline import PARENT_ENV, RUN_ENV
 from ..utils.pythonpath import with_package
 from . import wire
 from .timings import StepDurations
-from .step_pool import NoClaims, cost_of, harness_failure, protections_of, take_in
+from .step_pool import NoClaims, PassesOnFailure, cost_of, harness_failure, protections_of, take_in
 
 RETRIES = 3
 START_TIMEOUT_S = 60.0
@@ -66,7 +66,7 @@ def _watched_pid():
     return 0 if os.environ.get('SLURM_JOB_ID') else os.getpid()
 
 
-class MachinePool:
+class MachinePool(PassesOnFailure):
     """run_root: the run directory; durations: StepDurations of the task's data directory;
     claims: verdicts known already (`settled(key)`: not sent at all)."""
 
@@ -129,17 +129,6 @@ class MachinePool:
         with self._changed:
             self._raise_failure()
         self.durations.save(self._observed, self._imported)
-
-    def _raise_failure(self):
-        """(Caller holds _changed.)"""
-        if self._failure is not None:
-            raise self._failure
-
-    def check(self) -> None:
-        """Raise what stopped the pool's threads, if anything has: for a caller that waits on the
-        pool's verdicts in a queue of its own, so that it never waits for ones that cannot come."""
-        with self._changed:
-            self._raise_failure()
 
     # ------------------------------------------------------------ the connection
     def _ensure_connected(self):

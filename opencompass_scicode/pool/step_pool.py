@@ -107,7 +107,24 @@ def harness_failure(exc) -> StepRun:
     return StepRun(None, False, 0.0, error=f'{type(exc).__name__}: {exc}')
 
 
-class StepPool:
+class PassesOnFailure:
+    """What the two pools (this one, and the machine's in pool/machine.py) share: a failure
+    of one of their threads, kept in `_failure` under the condition `_changed`, is raised to
+    whoever waits on the pool."""
+
+    def _raise_failure(self):
+        """(Caller holds _changed.)"""
+        if self._failure is not None:
+            raise self._failure
+
+    def check(self) -> None:
+        """Raise what stopped the pool's threads, if anything has: for a caller that waits on the
+        pool's verdicts in a queue of its own, so that it never waits for ones that cannot come."""
+        with self._changed:
+            self._raise_failure()
+
+
+class StepPool(PassesOnFailure):
     """`make_executor()` gives a started-on-demand executor; `claims`: who else may run or have
     run a program (another task of the run: `settled(key)`, `try_claim(key)`); `durations`:
     remembered step durations and import costs (saved at close); `cpus`: the machine's CPU slots."""
@@ -186,17 +203,6 @@ class StepPool:
         with self._changed:
             self._raise_failure()
         self.durations.save(self._observed, self._imported)
-
-    def _raise_failure(self):
-        """(Caller holds _changed.)"""
-        if self._failure is not None:
-            raise self._failure
-
-    def check(self) -> None:
-        """Raise what stopped the pool's threads, if anything has: for a caller that waits on the
-        pool's verdicts in a queue of its own, so that it never waits for ones that cannot come."""
-        with self._changed:
-            self._raise_failure()
 
     def start(self) -> None:
         """Start the workers now (they start with the first submission otherwise): their imports
