@@ -225,7 +225,8 @@ def test_a_value_holding_markup_shows_as_text(report_run):
 PLANTED = {'10.2': ('xyz @ latvec', '(xyz + 1) @ latvec'),
            '10.7': ('gweights = gweights_all[mask_weight]', 'gweights = gweights_all[mask_weight] * 1.01'),
            '70.6': ('2.0*cmath.sqrt(h2)', '2.01*cmath.sqrt(h2)')}
-HANGS = 'def _settle(v):\n    while True:\n        pass\n\ndef normalize(v):\n    return _settle(v)\n'
+# The loop on one line: a loop over two lines stops on either of them when the stack is taken.
+HANGS = 'def _settle(v):\n    while True: pass\n\ndef normalize(v):\n    return _settle(v)\n'
 
 
 def _planted(step, code):
