@@ -42,7 +42,8 @@ CASES = {
     'a later test loops': ('def f(x):\n    while x == 2:\n        pass\n    return 0',
                            ['assert f(1) == target', 'assert f(2) == target', 'assert f(3) == target'],
                            [1, 2, 3]),
-    'timeout in test 2': ('def settle(x):\n    while x == 2:\n        pass\n    return x\n'
+    # the loop on one line: a loop over two lines is caught on either line when its stack is taken
+    'timeout in test 2': ('def settle(x):\n    while x == 2: pass\n    return x\n'
                           'def f(x):\n    return settle(x)',
                           ['assert f(1) == target', 'y = 2\nassert f(y) == target'], [1, 2]),
     'crash in test 2': ('import os, signal\ndef f(x):\n    if x == 2:\n        os.kill(os.getpid(), signal.SIGSEGV)\n'
@@ -242,10 +243,10 @@ def test_a_timeout_says_which_test_it_was_in_and_where_it_hung(scored):
     # the step's own stack just before the kill: the test's line, then the model's frames, innermost last
     assert r['timeout_stack']['frames'] == [
         {'file': 'test_case_2', 'line': 2, 'function': '<module>', 'code': 'assert f(y) == target'},
-        {'file': 'program.py', 'line': 8, 'function': 'f', 'code': 'return settle(x)'},
-        {'file': 'program.py', 'line': 4, 'function': 'settle', 'code': 'while x == 2:'}]
+        {'file': 'program.py', 'line': 7, 'function': 'f', 'code': 'return settle(x)'},
+        {'file': 'program.py', 'line': 4, 'function': 'settle', 'code': 'while x == 2: pass'}]
     assert 'inside' not in r['timeout_stack']
-    assert r['message'].endswith('it was in settle, program.py line 4: while x == 2:')
+    assert r['message'].endswith('it was in settle, program.py line 4: while x == 2: pass')
     assert 'timeout_stack' not in plain['timeout in test 2']           # forensics off: not asked for
 
 
