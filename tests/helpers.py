@@ -155,6 +155,10 @@ def power_cut(proc):
         except ProcessLookupError:
             pass
     proc.wait()
+    # The others die a moment later (their parent or init reaps them): until then they still
+    # count as live, and what they leave behind is not yet left behind.
+    wait_until(lambda: not alive(stopped), 20, interval=0.05)
+    assert not alive(stopped), f'still alive after SIGKILL: {alive(stopped)}'
 
 
 def wait_until_gone(text, timeout=15.0):
